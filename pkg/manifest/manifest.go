@@ -1,0 +1,56 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// MaxSize is the kubelet's limit: a manifest of MaxSize bytes or more is invalid.
+const MaxSize = 10 << 20
+
+// ErrTooLarge is wrapped by the error for a manifest of MaxSize bytes or more.
+var ErrTooLarge = errors.New("manifest: file is 10 MiB or larger")
+
+// Options says how to default a manifest.
+type Options struct {
+	// NodeName is appended to the pod name and set as spec.nodeName.
+	NodeName string
+}
+
+// Pod is a valid manifest, decoded and defaulted.
+type Pod struct {
+	// Pod is defaulted as the kubelet does: name "<name>-<lower(node)>",
+	// namespace "default" when absent, spec.nodeName set. Treat as read-only.
+	Pod *v1.Pod
+	// Key is "<namespace>/<name>" after defaulting.
+	Key string
+	// Hash identifies the decoded pod; files that differ only in formatting,
+	// comments or key order have the same Hash.
+	Hash string
+	// Ignored lists content the kubelet accepts but silently ignores.
+	Ignored []Ignored
+}
+
+// Ignored is one piece of content the kubelet silently ignores.
+type Ignored struct {
+	Line int    // 1-based, 0 when unknown
+	What string // e.g. `unknown field "spec.containers[0].imagePullPolicyy"`
+}
+
+// Error is why the kubelet would reject a manifest.
+type Error struct {
+	Line int    // 1-based, 0 when unknown
+	Msg  string // never echoes secret-bearing values
+	Err  error  // an underlying cause such as ErrTooLarge, or nil
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
