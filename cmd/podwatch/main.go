@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/utils/clock"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `podwatch watches the kubelet's static pod manifests and records what the kubelet will do.
+
+Usage:
+  podwatch [flags]          run the agent
+  podwatch version          print the version
+
+Flags:
+`
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain returns the process exit code: 0 ok, 1 runtime failure, 2 usage.
+func realMain(args []string, stdout io.Writer, stderr *os.File) int {
+	if len(args) > 0 && args[0] == "version" {
+		fmt.Fprintln(stdout, "podwatch", version)
+		return 0
+	}
+	opts := defaultOptions()
+	fs := pflag.NewFlagSet("podwatch", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintln(stderr, "podwatch:", err)
+		return 2
+	}
+	log := opts.logger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, clock.RealClock{}, stdout, log); err != nil {
+		log.Error("podwatch failed", "err", err)
+		return 1
+	}
+	return 0
+}

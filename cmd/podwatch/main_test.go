@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestRealMainUsageAndVersion(t *testing.T) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	var out strings.Builder
+	if code := realMain([]string{"version"}, &out, devnull); code != 0 || !strings.HasPrefix(out.String(), "podwatch ") {
+		t.Fatalf("version: code %d out %q", code, out.String())
+	}
+	for _, args := range [][]string{
+		{"--no-such-flag"},
+		{"--output", "yaml", "--node-name", "n"},
+		{"--settle-delay", "-1s", "--node-name", "n"},
+		{"bogus"},
+	} {
+		if code := realMain(args, &out, devnull); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if code := realMain([]string{"--help"}, &out, devnull); code != 0 {
+		t.Errorf("--help: exit %d, want 0", code)
+	}
+}

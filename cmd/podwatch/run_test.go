@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+)
+
+// lockedBuffer is stdout shared between the agent and the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) events(t *testing.T) []v1.Event {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []v1.Event
+	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev v1.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stdout line is not a v1 Event: %v: %s", err, sc.Text())
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// agent is a running run() on a temp dir.
+type agent struct {
+	t    *testing.T
+	dir  string
+	out  *lockedBuffer
+	done chan error
+	stop context.CancelFunc
+}
+
+const testNode = "node-1"
+
+func startAgent(t *testing.T, path string) *agent {
+	t.Helper()
+	opts := defaultOptions()
+	opts.Source.Path = path
+	opts.Source.FileCheckFrequency = 500 * time.Millisecond
+	opts.Source.SettleDelay = 100 * time.Millisecond
+	opts.NodeName = testNode
+	opts.Output = "json"
+	opts.StateDir = t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &agent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { a.done <- run(ctx, opts, clock.RealClock{}, a.out, log) }()
+	t.Cleanup(func() { a.shutdown() })
+	return a
+}
+
+func (a *agent) shutdown() {
+	a.t.Helper()
+	if a.stop == nil {
+		return
+	}
+	a.stop()
+	a.stop = nil
+	select {
+	case err := <-a.done:
+		if err != nil {
+			a.t.Errorf("run returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		a.t.Error("run did not return within 5s of cancel")
+	}
+}
+
+// waitEvent polls stdout until an Event with reason and a message containing
+// substr appears (beyond the first skip such events), or fails at the deadline.
+func (a *agent) waitEvent(reason, substr string) v1.Event {
+	a.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, ev := range a.out.events(a.t) {
+			if ev.Reason == reason && strings.Contains(ev.Message, substr) {
+				return ev
+			}
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("no %s event containing %q within 5s; got:\n%s", reason, substr, a.dump())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (a *agent) count(reason string) int {
+	n := 0
+	for _, ev := range a.out.events(a.t) {
+		if ev.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *agent) dump() string {
+	var sb strings.Builder
+	for _, ev := range a.out.events(a.t) {
+		fmt.Fprintf(&sb, "  %s %s x%d: %s\n", ev.Type, ev.Reason, ev.Count, ev.Message)
+	}
+	return sb.String()
+}
+
+func manifestYAML(name, image string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: kube-system\nspec:\n  containers:\n  - name: %s\n    image: %s\n", name, name, image)
+}
+
+// writeByRename writes content the way tools install a file: write a
+// temporary dotfile, then rename it into place.
+func writeByRename(t *testing.T, dir, name, content string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.15-0"))
+	a := startAgent(t, dir)
+	ev := a.waitEvent("StaticPodAdded", "etcd.yaml")
+	if ev.InvolvedObject.Name != "etcd-node-1" || ev.InvolvedObject.Namespace != "kube-system" || ev.Namespace != "kube-system" ||
+		ev.Source.Host != testNode || ev.Count != 1 || !strings.HasPrefix(ev.Name, "etcd-node-1.") {
+		t.Fatalf("add event = %+v", ev)
+	}
+
+	// Rewrite in place: an UPDATE naming the image.
+	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifestYAML("etcd", "registry.k8s.io/etcd:3.6.16-0")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.waitEvent("StaticPodUpdated", "spec.containers[etcd].image: registry.k8s.io/etcd:3.6.15-0 -> registry.k8s.io/etcd:3.6.16-0")
+
+	// Dotfiles are never manifests.
+	writeByRename(t, dir, ".hidden.yaml", manifestYAML("hidden", "busybox"))
+
+	// Turns invalid: InvalidManifest and a Warning REMOVE that says why.
+	writeByRename(t, dir, "etcd.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\nspec:\n  containers:\n  - name: etcd\n")
+	a.waitEvent("InvalidManifest", "etcd.yaml: ")
+	rm := a.waitEvent("StaticPodRemoved", "etcd.yaml is invalid")
+	if rm.Type != "Warning" {
+		t.Fatalf("remove of an invalid manifest is %s, want Warning", rm.Type)
+	}
+
+	// And back.
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.16-0"))
+	deadline := time.Now().Add(5 * time.Second)
+	for a.count("StaticPodAdded") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second ADD after the fix:\n%s", a.dump())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Removal.
+	if err := os.Remove(filepath.Join(dir, "etcd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := a.waitEvent("StaticPodRemoved", "etcd.yaml was removed"); ev.Type != "Normal" {
+		t.Fatalf("plain removal is %s, want Normal", ev.Type)
+	}
+	for _, ev := range a.out.events(t) {
+		if strings.Contains(ev.Message, "hidden") {
+			t.Fatalf("a dotfile produced an event: %s", ev.Message)
+		}
+	}
+}
+
+func TestRunInvalidCountGrowsPerRelist(t *testing.T) {
+	dir := t.TempDir()
+	writeByRename(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n")
+	a := startAgent(t, dir)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var last *v1.Event
+		for _, ev := range a.out.events(t) {
+			if ev.Reason == "InvalidManifest" {
+				last = &ev
+			}
+		}
+		if last != nil && last.Count >= 3 {
+			if last.InvolvedObject.Kind != "Node" || last.InvolvedObject.UID != testNode || last.Namespace != "default" {
+				t.Fatalf("invalid manifest event object = %+v ns %q", last.InvolvedObject, last.Namespace)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("InvalidManifest count did not reach 3 over relists:\n%s", a.dump())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	names := map[string]bool{}
+	for _, ev := range a.out.events(t) {
+		if ev.Reason == "InvalidManifest" {
+			names[ev.Name] = true
+		}
+	}
+	if len(names) != 1 {
+		t.Fatalf("one invalid file gave %d Event names, want 1", len(names))
+	}
+}
+
+func TestRunDuplicateAndFIFO(t *testing.T) {
+	dir := t.TempDir()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, dir)
+	a.waitEvent("StaticPodAdded", "web.yaml")
+	writeByRename(t, dir, "web.yaml.bak", manifestYAML("web", "nginx:1.28"))
+	a.waitEvent("StaticPodUpdated", "now from web.yaml.bak")
+	d := a.waitEvent("DuplicatePod", "runs the one from web.yaml.bak")
+	if d.InvolvedObject.Kind != "Pod" || d.Type != "Warning" {
+		t.Fatalf("duplicate event = %+v", d)
+	}
+}
+
+func TestRunDirectoryDeletedAndRecreated(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "manifests")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	a := startAgent(t, dir)
+	a.waitEvent("StaticPodAdded", "web.yaml")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	a.waitEvent("ManifestPathMissing", dir)
+	a.waitEvent("StaticPodRemoved", "does not exist")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	deadline := time.Now().Add(3 * time.Second)
+	for a.count("StaticPodAdded") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("recreated directory not picked up:\n%s", a.dump())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRunSymlinkedDirectorySwap(t *testing.T) {
+	root := t.TempDir()
+	v1dir, v2dir := filepath.Join(root, "v1"), filepath.Join(root, "v2")
+	for _, d := range []string{v1dir, v2dir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeByRename(t, v1dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
+	writeByRename(t, v2dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	link := filepath.Join(root, "manifests")
+	if err := os.Symlink("v1", link); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, link)
+	a.waitEvent("StaticPodAdded", "nginx:1.28")
+	tmp := filepath.Join(root, ".manifests.tmp")
+	if err := os.Symlink("v2", tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	a.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+}
+
+func TestRunSingleFile(t *testing.T) {
+	dir := t.TempDir()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	a := startAgent(t, filepath.Join(dir, "web.yaml"))
+	a.waitEvent("StaticPodAdded", "web.yaml")
+	writeByRename(t, dir, "web.yaml", "kind: Pod\n")
+	a.waitEvent("InvalidManifest", "web.yaml: ")
+	if n := a.count("StaticPodRemoved"); n != 0 {
+		t.Fatalf("single-file path: an invalid file removed the pod (%d removes); the kubelet keeps the last good one", n)
+	}
+}

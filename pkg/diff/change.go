@@ -1,0 +1,57 @@
+package diff
+
+// Op is what the kubelet does with a static pod.
+type Op string
+
+// The kubelet's operations on a static pod; a problem has no Op.
+const (
+	OpAdd    Op = "ADD"
+	OpUpdate Op = "UPDATE"
+	OpRemove Op = "REMOVE"
+)
+
+// Event types, as in core/v1.
+const (
+	TypeNormal  = "Normal"
+	TypeWarning = "Warning"
+)
+
+// Reasons, part of podwatch's output contract.
+const (
+	ReasonAdded         = "StaticPodAdded"
+	ReasonUpdated       = "StaticPodUpdated"
+	ReasonRemoved       = "StaticPodRemoved"
+	ReasonDuplicate     = "DuplicatePod"
+	ReasonInvalid       = "InvalidManifest"
+	ReasonIgnored       = "ManifestIgnoredContent"
+	ReasonUnreadable    = "ManifestUnreadable"
+	ReasonPathMissing   = "ManifestPathMissing"
+	ReasonWatchDegraded = "WatchDegraded"
+)
+
+// Kinds of Object.
+const (
+	KindPod  = "Pod"
+	KindNode = "Node"
+)
+
+// Object is what an event is about: a static pod or the node.
+type Object struct {
+	Kind      string // "Pod" or "Node"
+	Namespace string // empty for the node
+	Name      string
+}
+
+// Change is one thing the kubelet will do, or one problem it will act on.
+type Change struct {
+	Op      Op // empty for a problem
+	Type    string
+	Reason  string
+	Message string
+	Object  Object
+	// File is the base name of the manifest concerned, empty when none; the
+	// event layer keys file-scoped reasons by it.
+	File string
+	// Hash is the content hash of the pod now published (ADD, UPDATE).
+	Hash string
+}

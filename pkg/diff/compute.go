@@ -1,0 +1,384 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// Compute compares the published state with a snapshot of the folder and
+// returns the changes to publish, the state to keep, and when to call again
+// on the same snapshot because something is waiting to settle (zero when
+// nothing is).
+func Compute(prev State, snap file.Snapshot, now time.Time, opts Options) ([]Change, State, time.Time) {
+	c := &computation{
+		snap:        snap,
+		now:         now,
+		opts:        opts.withDefaults(),
+		next:        prev.clone(),
+		byName:      make(map[string]*file.File, len(snap.Files)),
+		livePending: map[string]bool{},
+		liveProblem: map[string]bool{},
+	}
+	for i := range snap.Files {
+		c.byName[snap.Files[i].Name] = &snap.Files[i]
+	}
+	c.run()
+	for id := range c.next.Pending {
+		if !c.livePending[id] {
+			delete(c.next.Pending, id)
+		}
+	}
+	for id := range c.next.Reported {
+		if !c.liveProblem[id] {
+			delete(c.next.Reported, id)
+		}
+	}
+	return c.changes, c.next, c.recheck
+}
+
+type computation struct {
+	snap    file.Snapshot
+	now     time.Time
+	opts    Options
+	next    State
+	changes []Change
+	recheck time.Time
+
+	byName      map[string]*file.File
+	livePending map[string]bool
+	liveProblem map[string]bool
+}
+
+// want is the file the kubelet takes a pod from.
+type want struct {
+	file *file.File
+	keep *PodState // set when the last published pod is kept (file unreadable)
+}
+
+func (c *computation) node() Object { return Object{Kind: KindNode, Name: c.opts.NodeName} }
+
+func (c *computation) run() {
+	c.watchProblem()
+	var desired map[string]want
+	removeWhy := map[string]string{}
+	switch {
+	case c.snap.PathErr != nil && errors.Is(c.snap.PathErr, fs.ErrNotExist):
+		// The kubelet's relist sends an empty pod list: every pod goes.
+		c.problem("path", time.Time{}, false, Change{
+			Type: TypeWarning, Reason: ReasonPathMissing, Object: c.node(),
+			Message: fmt.Sprintf("manifest path %s does not exist: the kubelet runs no static pods from it", c.opts.Path),
+		})
+		desired = map[string]want{}
+		for key := range c.next.Pods {
+			removeWhy[key] = fmt.Sprintf("manifest path %s does not exist", c.opts.Path)
+		}
+	case c.snap.PathErr != nil:
+		// podwatch's own failure, not the kubelet's verdict: keep the pods.
+		c.problem("path", time.Time{}, false, Change{
+			Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(),
+			Message: fmt.Sprintf("cannot read manifest path %s: %v; keeping the last known static pods", c.opts.Path, c.snap.PathErr),
+		})
+		return
+	default:
+		desired = c.desired()
+	}
+	c.podChanges(desired, removeWhy)
+}
+
+// desired is the set of pods the kubelet's next relist ends with, and it
+// reports the per-file problems on the way.
+func (c *computation) desired() map[string]want {
+	desired := map[string]want{}
+	definers := map[string][]*file.File{}
+	unreadable := map[string]bool{}
+	for i := range c.snap.Files {
+		f := &c.snap.Files[i]
+		switch {
+		case f.NotRegular:
+		case f.ReadErr != nil:
+			unreadable[f.Name] = true
+			c.problem("unreadable/"+f.Name, f.ChangedAt, false, Change{
+				Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(), File: f.Name,
+				Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
+			})
+		case f.Err != nil:
+			c.problem("invalid/"+f.Name, f.ChangedAt, false, Change{
+				Type: TypeWarning, Reason: ReasonInvalid, Object: c.node(), File: f.Name,
+				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
+			})
+		case f.Pod != nil:
+			desired[f.Pod.Key] = want{file: f} // the last in sort order wins
+			definers[f.Pod.Key] = append(definers[f.Pod.Key], f)
+			if len(f.Pod.Ignored) > 0 {
+				c.problem("ignored/"+f.Name, f.ChangedAt, false, Change{
+					Type: TypeWarning, Reason: ReasonIgnored, Object: c.node(), File: f.Name,
+					Message: ignoredMessage(f),
+				})
+			}
+		}
+	}
+	for key, fs := range definers {
+		if len(fs) < 2 {
+			continue
+		}
+		names := make([]string, len(fs))
+		var since time.Time
+		for i, f := range fs {
+			names[i] = f.Name
+			since = later(since, f.ChangedAt)
+		}
+		winner := fs[len(fs)-1]
+		c.problem("duplicate/"+key, since, false, Change{
+			Type: TypeWarning, Reason: ReasonDuplicate, Object: podObject(key), File: winner.Name,
+			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) and ignores the others",
+				key, strings.Join(names, ", "), winner.Name),
+		})
+	}
+	for key, p := range c.next.Pods {
+		if _, ok := desired[key]; ok {
+			continue
+		}
+		// A file podwatch cannot read still runs for the kubelet, and in
+		// single-file mode the kubelet keeps the last good pod.
+		f := c.byName[p.File]
+		if unreadable[p.File] || (c.snap.Single && f != nil && f.Err != nil) {
+			keep := p
+			desired[key] = want{keep: &keep}
+		}
+	}
+	return desired
+}
+
+func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
+	keys := make([]string, 0, len(desired)+len(c.next.Pods))
+	for k := range desired {
+		keys = append(keys, k)
+	}
+	for k := range c.next.Pods {
+		if _, ok := desired[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		w, wanted := desired[key]
+		p, had := c.next.Pods[key]
+		switch {
+		case wanted && w.keep != nil:
+		case wanted && !had:
+			c.add(key, w.file)
+		case wanted:
+			c.update(key, p, w.file)
+		case had:
+			c.remove(key, p, removeWhy[key])
+		}
+	}
+}
+
+func (c *computation) add(key string, f *file.File) {
+	if !c.fresh("pod/"+key, f) {
+		return
+	}
+	pod := f.Pod.Pod
+	c.next.Pods[key] = PodState{File: f.Name, Hash: f.Pod.Hash, Pod: pod}
+	c.emit(Change{
+		Op: OpAdd, Type: TypeNormal, Reason: ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
+	})
+}
+
+func (c *computation) update(key string, p PodState, f *file.File) {
+	contentChanged := p.Hash != f.Pod.Hash
+	fileChanged := p.File != f.Name
+	if !contentChanged && !fileChanged {
+		return
+	}
+	id := "pod/" + key
+	if contentChanged {
+		if !c.fresh(id, f) {
+			return
+		}
+	} else {
+		// Only the winning file changed: typical of an editor's backup
+		// or a leftover .bak; bad news, so it must persist first.
+		since := f.ChangedAt
+		if old := c.byName[p.File]; old != nil {
+			since = later(since, old.ChangedAt)
+		}
+		if !c.settled(id, since) {
+			return
+		}
+	}
+	cur := f.Pod.Pod
+	fields := podFieldChanges(p.Pod, cur)
+	uidPinned := cur.UID != "" && p.Pod != nil && p.Pod.UID == cur.UID
+	c.next.Pods[key] = PodState{File: f.Name, Hash: f.Pod.Hash, Pod: cur}
+	if uidPinned && len(fields) == 0 {
+		return // the kubelet compares only spec, labels and annotations
+	}
+	var parts []string
+	if len(fields) > 0 {
+		parts = append(parts, summarize(fields, c.opts.MaxFieldChanges))
+	} else if contentChanged {
+		parts = append(parts, "metadata changed")
+	}
+	if fileChanged {
+		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
+	}
+	effect := "the kubelet gives the pod a new UID and restarts it"
+	if uidPinned {
+		effect = "metadata.uid is set, so the kubelet updates the pod in place"
+	}
+	c.emit(Change{
+		Op: OpUpdate, Type: TypeNormal, Reason: ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
+	})
+}
+
+func (c *computation) remove(key string, p PodState, why string) {
+	typ := TypeWarning
+	var since time.Time
+	if why == "" {
+		f := c.byName[p.File]
+		switch {
+		case f == nil:
+			why, typ = p.File+" was removed", TypeNormal
+		case f.Err != nil:
+			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
+			since = f.ChangedAt
+		case f.Pod != nil:
+			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), TypeNormal
+			since = f.ChangedAt
+		default:
+			why = p.File + " is no longer a regular file"
+			since = f.ChangedAt
+		}
+	}
+	if !c.settled("pod/"+key, since) {
+		return
+	}
+	delete(c.next.Pods, key)
+	c.emit(Change{
+		Op: OpRemove, Type: typ, Reason: ReasonRemoved, Object: podObject(key), File: p.File,
+		Message: fmt.Sprintf("static pod %s removed: %s; the kubelet stops it", key, why),
+	})
+}
+
+func (c *computation) watchProblem() {
+	w := c.snap.Watch
+	if w.Up || w.Err == nil {
+		return
+	}
+	c.problem("watch", time.Time{}, true, Change{
+		Type: TypeWarning, Reason: ReasonWatchDegraded, Object: c.node(),
+		Message: fmt.Sprintf("cannot watch %s: %v; changes are seen at the next relist (every %s) while podwatch retries the watch",
+			c.opts.Path, w.Err, c.opts.RelistPeriod),
+	})
+}
+
+// fresh reports whether a valid file's content may be published now: at
+// once when the file is complete, otherwise once it was quiet for the
+// settle delay.
+func (c *computation) fresh(id string, f *file.File) bool {
+	if f.Complete {
+		return true
+	}
+	c.liveEnough(id)
+	return c.due(f.ChangedAt.Add(c.opts.SettleDelay))
+}
+
+// settled reports whether bad news under id has persisted for the settle
+// delay, counting from since (the last change of a file involved) or, when
+// no file tells (a file gone, the folder gone), from when it was first seen.
+func (c *computation) settled(id string, since time.Time) bool {
+	first := c.liveEnough(id)
+	if since.IsZero() {
+		since = first
+	}
+	return c.due(since.Add(c.opts.SettleDelay))
+}
+
+func (c *computation) liveEnough(id string) time.Time {
+	c.livePending[id] = true
+	first, ok := c.next.Pending[id]
+	if !ok {
+		first = c.now
+		c.next.Pending[id] = first
+	}
+	return first
+}
+
+func (c *computation) due(at time.Time) bool {
+	if !c.now.Before(at) {
+		return true
+	}
+	if c.recheck.IsZero() || at.Before(c.recheck) {
+		c.recheck = at
+	}
+	return false
+}
+
+// problem reports a persisting problem: once when it settles, and again at
+// every relist (each relist is one occurrence for the kubelet), unless once.
+func (c *computation) problem(id string, since time.Time, once bool, ch Change) {
+	c.liveProblem[id] = true
+	if !c.settled("problem/"+id, since) {
+		return
+	}
+	// A rewrite that keeps the same problem is a new occurrence too.
+	fp := ch.Message
+	if !since.IsZero() {
+		fp += "\x00" + since.UTC().Format(time.RFC3339Nano)
+	}
+	if last, ok := c.next.Reported[id]; ok && last == fp && (once || !c.snap.Relist) {
+		return
+	}
+	c.next.Reported[id] = fp
+	c.emit(ch)
+}
+
+func (c *computation) emit(ch Change) {
+	if ch.Op != "" {
+		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
+	}
+	c.changes = append(c.changes, ch)
+}
+
+func podObject(key string) Object {
+	ns, name, _ := strings.Cut(key, "/")
+	return Object{Kind: KindPod, Namespace: ns, Name: name}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func images(f *file.File) string {
+	var parts []string
+	for _, ct := range f.Pod.Pod.Spec.Containers {
+		parts = append(parts, ct.Name+"="+ct.Image)
+	}
+	return "containers: " + strings.Join(parts, ", ")
+}
+
+func ignoredMessage(f *file.File) string {
+	parts := make([]string, 0, len(f.Pod.Ignored))
+	for _, ig := range f.Pod.Ignored {
+		if ig.Line > 0 {
+			parts = append(parts, fmt.Sprintf("line %d: %s", ig.Line, ig.What))
+		} else {
+			parts = append(parts, ig.What)
+		}
+	}
+	return fmt.Sprintf("%s: the kubelet silently ignores %s", f.Name, strings.Join(parts, "; "))
+}

@@ -1,0 +1,355 @@
+package diff
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podwatch/podwatch/pkg/manifest"
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+var testOpts = Options{NodeName: "node-1", Path: "/etc/kubernetes/manifests", SettleDelay: time.Second, RelistPeriod: 20 * time.Second}
+
+// pod builds a decoded manifest the way manifest.Decode would leave it.
+func pod(name, image string, mutate ...func(*v1.Pod)) *manifest.Pod {
+	p := &v1.Pod{}
+	p.Name = name + "-node-1"
+	p.Namespace = "kube-system"
+	p.Spec.NodeName = "node-1"
+	p.Spec.Containers = []v1.Container{{Name: name, Image: image}}
+	for _, m := range mutate {
+		m(p)
+	}
+	b, _ := json.Marshal(p)
+	sum := sha256.Sum256(b)
+	return &manifest.Pod{Pod: p, Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8])}
+}
+
+func valid(name string, p *manifest.Pod, changed time.Time) file.File {
+	return file.File{Name: name, Path: "/m/" + name, Pod: p, ChangedAt: changed, Complete: true}
+}
+
+func snap(relist bool, files ...file.File) file.Snapshot {
+	return file.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: files, Watch: file.WatchStatus{Up: true}}
+}
+
+// published runs Compute until nothing is pending, returning the state.
+func published(t *testing.T, s file.Snapshot) State {
+	t.Helper()
+	_, st, recheck := Compute(State{}, s, t0.Add(time.Hour), testOpts)
+	if !recheck.IsZero() {
+		t.Fatalf("setup left something pending until %v", recheck)
+	}
+	return st
+}
+
+func reasons(chs []Change) string {
+	var rs []string
+	for _, c := range chs {
+		rs = append(rs, c.Reason)
+	}
+	return strings.Join(rs, ",")
+}
+
+func mustOne(t *testing.T, chs []Change, reason string) Change {
+	t.Helper()
+	if len(chs) != 1 || chs[0].Reason != reason {
+		t.Fatalf("changes = [%s], want exactly %s\n%+v", reasons(chs), reason, chs)
+	}
+	return chs[0]
+}
+
+func TestAddFromCompleteFileIsImmediate(t *testing.T) {
+	s := snap(true, valid("etcd.yaml", pod("etcd", "etcd:3.6"), t0))
+	chs, st, recheck := Compute(State{}, s, t0, testOpts)
+	c := mustOne(t, chs, ReasonAdded)
+	if c.Op != OpAdd || c.Object != (Object{Kind: KindPod, Namespace: "kube-system", Name: "etcd-node-1"}) || c.File != "etcd.yaml" {
+		t.Fatalf("add change = %+v", c)
+	}
+	if !strings.HasPrefix(c.Message, "etcd.yaml: ") || !strings.Contains(c.Message, "etcd=etcd:3.6") {
+		t.Fatalf("message = %q", c.Message)
+	}
+	if !recheck.IsZero() || st.Pods["kube-system/etcd-node-1"].File != "etcd.yaml" {
+		t.Fatalf("recheck=%v state=%+v", recheck, st)
+	}
+}
+
+func TestIncompleteFileWaitsToSettle(t *testing.T) {
+	f := valid("etcd.yaml", pod("etcd", "etcd:3.6"), t0)
+	f.Complete = false
+	s := snap(false, f)
+	chs, st, recheck := Compute(State{}, s, t0.Add(300*time.Millisecond), testOpts)
+	if len(chs) != 0 || !recheck.Equal(t0.Add(time.Second)) {
+		t.Fatalf("changes=[%s] recheck=%v, want none until %v", reasons(chs), recheck, t0.Add(time.Second))
+	}
+	chs, _, recheck = Compute(st, s, recheck, testOpts)
+	mustOne(t, chs, ReasonAdded)
+	if !recheck.IsZero() {
+		t.Fatalf("recheck after settling = %v", recheck)
+	}
+}
+
+func TestUpdateNamesFieldsAndEffect(t *testing.T) {
+	st := published(t, snap(true, valid("kube-apiserver.yaml", pod("kube-apiserver", "kube-apiserver:v1.37.1"), t0)))
+	cur := pod("kube-apiserver", "kube-apiserver:v1.37.2")
+	chs, st2, _ := Compute(st, snap(false, valid("kube-apiserver.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
+	c := mustOne(t, chs, ReasonUpdated)
+	want := "spec.containers[kube-apiserver].image: kube-apiserver:v1.37.1 -> kube-apiserver:v1.37.2"
+	if !strings.Contains(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
+		t.Fatalf("message %q lacks %q or the restart note", c.Message, want)
+	}
+	if st2.Pods["kube-system/kube-apiserver-node-1"].Hash != cur.Hash {
+		t.Fatal("state not moved to the new hash")
+	}
+}
+
+func TestUpdateInPlaceWhenUIDPinned(t *testing.T) {
+	pin := func(p *v1.Pod) { p.UID = types.UID("fixed") }
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", pin), t0)))
+	chs, st, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:2", pin), t0)), t0, testOpts)
+	if c := mustOne(t, chs, ReasonUpdated); !strings.Contains(c.Message, "in place") {
+		t.Fatalf("message %q does not say in place", c.Message)
+	}
+	// Only metadata outside spec/labels/annotations: the kubelet sees nothing.
+	gen := func(p *v1.Pod) { p.GenerateName = "x" }
+	chs, _, _ = Compute(st, snap(false, valid("a.yaml", pod("a", "img:2", pin, gen), t0)), t0, testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("pinned uid, no semantic change: changes [%s]", reasons(chs))
+	}
+}
+
+func TestSameHashIsNoChange(t *testing.T) {
+	p := pod("a", "img:1")
+	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	chs, _, recheck := Compute(st, snap(false, valid("a.yaml", p, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
+	if len(chs) != 0 || !recheck.IsZero() {
+		t.Fatalf("same hash gave [%s], recheck %v", reasons(chs), recheck)
+	}
+}
+
+func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	bad := file.File{Name: "a.yaml", Err: errors.New("line 7: spec.containers[0].image: Required value"), ChangedAt: t0.Add(10 * time.Second)}
+	s := snap(false, bad)
+	chs, st, recheck := Compute(st, s, t0.Add(10*time.Second), testOpts)
+	if len(chs) != 0 || !recheck.Equal(t0.Add(11*time.Second)) {
+		t.Fatalf("before settling: [%s] recheck %v", reasons(chs), recheck)
+	}
+	chs, st, recheck = Compute(st, s, recheck, testOpts)
+	if reasons(chs) != ReasonInvalid+","+ReasonRemoved {
+		t.Fatalf("after settling: [%s]", reasons(chs))
+	}
+	inv, rm := chs[0], chs[1]
+	if inv.Object.Kind != KindNode || inv.Message != "a.yaml: line 7: spec.containers[0].image: Required value" || inv.File != "a.yaml" {
+		t.Fatalf("invalid = %+v", inv)
+	}
+	if rm.Type != TypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") {
+		t.Fatalf("remove = %+v", rm)
+	}
+	if !recheck.IsZero() || len(st.Pods) != 0 {
+		t.Fatalf("recheck %v pods %v", recheck, st.Pods)
+	}
+	// A watch snapshot of the same state is no new occurrence; a relist is.
+	if chs, _, _ = Compute(st, s, t0.Add(12*time.Second), testOpts); len(chs) != 0 {
+		t.Fatalf("repeat without relist: [%s]", reasons(chs))
+	}
+	s.Relist = true
+	chs, _, _ = Compute(st, s, t0.Add(30*time.Second), testOpts)
+	mustOne(t, chs, ReasonInvalid)
+}
+
+func TestTransientInvalidIsNeverReported(t *testing.T) {
+	p := pod("a", "img:1")
+	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	half := file.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
+	chs, st, _ := Compute(st, snap(false, half), t0.Add(10*time.Second), testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("half-written file reported: [%s]", reasons(chs))
+	}
+	chs, st, recheck := Compute(st, snap(false, valid("a.yaml", p, t0.Add(10*time.Second+100*time.Millisecond))), t0.Add(10*time.Second+100*time.Millisecond), testOpts)
+	if len(chs) != 0 || !recheck.IsZero() || len(st.Pending) != 0 {
+		t.Fatalf("after the rewrite: [%s] recheck %v pending %v", reasons(chs), recheck, st.Pending)
+	}
+}
+
+func TestRemovedFileIsNormalAfterSettle(t *testing.T) {
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	chs, st, recheck := Compute(st, snap(false), t0.Add(time.Minute), testOpts)
+	if len(chs) != 0 || recheck.IsZero() {
+		t.Fatalf("removal reported before settling: [%s]", reasons(chs))
+	}
+	chs, _, _ = Compute(st, snap(false), recheck, testOpts)
+	if c := mustOne(t, chs, ReasonRemoved); c.Type != TypeNormal || !strings.Contains(c.Message, "a.yaml was removed") {
+		t.Fatalf("remove = %+v", c)
+	}
+}
+
+func TestDuplicateBakWins(t *testing.T) {
+	p := pod("kube-apiserver", "kube-apiserver:v1.37.2")
+	st := published(t, snap(true, valid("kube-apiserver.yaml", p, t0)))
+	old := pod("kube-apiserver", "kube-apiserver:v1.37.1")
+	s := snap(false, valid("kube-apiserver.yaml", p, t0), valid("kube-apiserver.yaml.bak", old, t0.Add(time.Minute)))
+	chs, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
+	// The content changed and the .bak is complete: the UPDATE is immediate;
+	// the duplicate is bad news and waits.
+	c := mustOne(t, chs, ReasonUpdated)
+	if !strings.Contains(c.Message, "now from kube-apiserver.yaml.bak") || !strings.Contains(c.Message, "v1.37.2 -> kube-apiserver:v1.37.1") {
+		t.Fatalf("update = %q", c.Message)
+	}
+	chs, _, _ = Compute(st, s, recheck, testOpts)
+	d := mustOne(t, chs, ReasonDuplicate)
+	if d.Object.Kind != KindPod || !strings.Contains(d.Message, "kube-apiserver.yaml, kube-apiserver.yaml.bak") || !strings.Contains(d.Message, "runs the one from kube-apiserver.yaml.bak") {
+		t.Fatalf("duplicate = %+v", d)
+	}
+}
+
+func TestWinnerChangeWithSameContentWaits(t *testing.T) {
+	p := pod("a", "img:1")
+	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	// vim's backup-by-rename: a.yaml moved to a.yaml~ for a moment.
+	s := snap(false, valid("a.yaml~", p, t0.Add(time.Minute)))
+	chs, _, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
+	if len(chs) != 0 || recheck.IsZero() {
+		t.Fatalf("transient rename reported: [%s]", reasons(chs))
+	}
+	chs, _, _ = Compute(st, snap(false, valid("a.yaml", p, t0.Add(time.Minute+50*time.Millisecond))), t0.Add(time.Minute+50*time.Millisecond), testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("after the editor finished: [%s]", reasons(chs))
+	}
+}
+
+func TestSingleFileKeepsLastGoodPod(t *testing.T) {
+	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
+	s.Single = true
+	st := published(t, s)
+	s.Files = []file.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
+	chs, _, _ := Compute(st, s, t0.Add(2*time.Minute), testOpts)
+	mustOne(t, chs, ReasonInvalid)
+}
+
+func TestUnreadableKeepsState(t *testing.T) {
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	f := file.File{Name: "a.yaml", ReadErr: fs.ErrPermission, ChangedAt: t0.Add(time.Minute)}
+	chs, st2, _ := Compute(st, snap(true, f), t0.Add(2*time.Minute), testOpts)
+	c := mustOne(t, chs, ReasonUnreadable)
+	if c.Object.Kind != KindNode || len(st2.Pods) != 1 {
+		t.Fatalf("unreadable: %+v pods %d", c, len(st2.Pods))
+	}
+	dir := snap(true)
+	dir.PathErr = fmt.Errorf("open /m: %w", fs.ErrPermission)
+	chs, st2, _ = Compute(st, dir, t0.Add(2*time.Minute), testOpts)
+	if len(chs) != 0 || len(st2.Pods) != 1 {
+		t.Fatalf("dir unreadable, first sight: [%s] pods %d", reasons(chs), len(st2.Pods))
+	}
+	chs, st2, _ = Compute(st2, dir, t0.Add(4*time.Minute), testOpts)
+	if mustOne(t, chs, ReasonUnreadable); len(st2.Pods) != 1 {
+		t.Fatal("pods dropped for podwatch's own read failure")
+	}
+}
+
+func TestPathMissingRemovesAll(t *testing.T) {
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), valid("b.yaml", pod("b", "img:1"), t0)))
+	s := snap(true)
+	s.PathErr = fmt.Errorf("stat /m: %w", fs.ErrNotExist)
+	_, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
+	chs, st, _ := Compute(st, s, recheck, testOpts)
+	if reasons(chs) != ReasonPathMissing+","+ReasonRemoved+","+ReasonRemoved || len(st.Pods) != 0 {
+		t.Fatalf("changes [%s], pods left %d", reasons(chs), len(st.Pods))
+	}
+	if chs[1].Type != TypeWarning || !strings.Contains(chs[1].Message, "does not exist") {
+		t.Fatalf("remove = %+v", chs[1])
+	}
+}
+
+func TestWatchDegradedOnce(t *testing.T) {
+	s := snap(true)
+	s.Watch = file.WatchStatus{Err: errors.New("too many open files")}
+	_, st, recheck := Compute(State{}, s, t0, testOpts)
+	chs, st, _ := Compute(st, s, recheck, testOpts)
+	if c := mustOne(t, chs, ReasonWatchDegraded); !strings.Contains(c.Message, "every 20s") {
+		t.Fatalf("message %q", c.Message)
+	}
+	if chs, _, _ = Compute(st, s, recheck.Add(20*time.Second), testOpts); len(chs) != 0 {
+		t.Fatalf("degraded watch reported again at relist: [%s]", reasons(chs))
+	}
+}
+
+func TestIgnoredContentReported(t *testing.T) {
+	p := pod("a", "img:1")
+	p.Ignored = []manifest.Ignored{{Line: 9, What: `unknown field "spec.containers[0].imagePullPolicyy"`}}
+	_, st, recheck := Compute(State{}, snap(true, valid("a.yaml", p, t0)), t0, testOpts)
+	chs, _, _ := Compute(st, snap(true, valid("a.yaml", p, t0)), recheck, testOpts)
+	c := mustOne(t, chs, ReasonIgnored)
+	if c.Message != `a.yaml: the kubelet silently ignores line 9: unknown field "spec.containers[0].imagePullPolicyy"` {
+		t.Fatalf("message %q", c.Message)
+	}
+}
+
+func TestSecretsNeverInUpdate(t *testing.T) {
+	with := func(token, env, note string) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Annotations = map[string]string{"note": note}
+			p.Spec.Containers[0].Command = []string{"server", "--token=" + token}
+			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "PASSWORD", Value: env}}
+		}
+	}
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", with("old-t0ken", "old-pa55", "old-n0te")), t0)))
+	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", with("new-t0ken", "new-pa55", "new-n0te")), t0)), t0, testOpts)
+	c := mustOne(t, chs, ReasonUpdated)
+	for _, secret := range []string{"t0ken", "pa55", "n0te"} {
+		if strings.Contains(c.Message, secret) {
+			t.Fatalf("message leaks %q: %s", secret, c.Message)
+		}
+	}
+	for _, field := range []string{"metadata.annotations[note]: changed", "spec.containers[a].command: changed", "spec.containers[a].env[PASSWORD].value: changed"} {
+		if !strings.Contains(c.Message, field) {
+			t.Fatalf("message lacks %q: %s", field, c.Message)
+		}
+	}
+}
+
+func TestManyChangesAreCapped(t *testing.T) {
+	labels := func(v string) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Labels = map[string]string{}
+			for i := range 25 {
+				p.Labels[fmt.Sprintf("l%02d", i)] = v
+			}
+		}
+	}
+	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", labels("x")), t0)))
+	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", labels("y")), t0)), t0, testOpts)
+	c := mustOne(t, chs, ReasonUpdated)
+	if strings.Count(c.Message, "-> y") != 20 || !strings.Contains(c.Message, "and 5 more") {
+		t.Fatalf("message not capped at 20: %s", c.Message)
+	}
+}
+
+func TestStateSurvivesJSON(t *testing.T) {
+	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
+	st := published(t, s)
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	chs, _, _ := Compute(back, s, t0.Add(time.Hour), testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("reloaded state announced again: [%s]", reasons(chs))
+	}
+}

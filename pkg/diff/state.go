@@ -1,0 +1,45 @@
+package diff
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// State is what has been published, plus what waits to settle. It is
+// JSON-serialisable so it survives a restart of the agent.
+type State struct {
+	// Pods are the published static pods by "<namespace>/<name>".
+	Pods map[string]PodState `json:"pods,omitempty"`
+	// Pending holds, per problem or change ID, when it was first seen, so
+	// that a transient state (an editor's save) is never reported.
+	Pending map[string]time.Time `json:"pending,omitempty"`
+	// Reported holds, per problem ID, the message last reported; a settled
+	// change reports a problem once, each relist reports it again.
+	Reported map[string]string `json:"reported,omitempty"`
+}
+
+// PodState is one published pod.
+type PodState struct {
+	File string  `json:"file"` // base name of the file the kubelet takes it from
+	Hash string  `json:"hash"`
+	Pod  *v1.Pod `json:"pod"`
+}
+
+func (s State) clone() State {
+	n := State{
+		Pods:     make(map[string]PodState, len(s.Pods)),
+		Pending:  make(map[string]time.Time, len(s.Pending)),
+		Reported: make(map[string]string, len(s.Reported)),
+	}
+	for k, v := range s.Pods {
+		n.Pods[k] = v
+	}
+	for k, v := range s.Pending {
+		n.Pending[k] = v
+	}
+	for k, v := range s.Reported {
+		n.Reported[k] = v
+	}
+	return n
+}

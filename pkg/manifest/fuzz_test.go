@@ -1,0 +1,29 @@
+package manifest
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzDecode: any input yields a pod or a *Error, never a panic.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(withSpec(oneContainer)))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"a","image":"b"}]}}`))
+	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"))
+	f.Add([]byte("- 1\n- {a: b}\n"))
+	f.Add([]byte(withSpec(oneContainer + "  ports: [{containerPort: 0x50, hostPort: 1e3}]\nvolumes: [{name: v}]")))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - <<: {name: a}\n    image: b\n---\n:\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Decode(data, Options{NodeName: "node-1"})
+		if err != nil {
+			var me *Error
+			if !errors.As(err, &me) {
+				t.Fatalf("error %T is not a *Error: %v", err, err)
+			}
+			return
+		}
+		if p == nil || p.Pod == nil || p.Key == "" || p.Hash == "" {
+			t.Fatalf("valid result incomplete: %+v", p)
+		}
+	})
+}

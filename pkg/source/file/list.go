@@ -1,0 +1,116 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// relist lists the path in full, like the kubelet's listConfig. A change it
+// finds is not complete: names the watch reported were refreshed, with what
+// the watch said, before any relist.
+func (s *Source) relist() {
+	now := s.clk.Now()
+	id, err := statPath(s.path)
+	switch {
+	case err != nil:
+		s.setPathErr(err)
+	case id.mode == fs.ModeDir:
+		names, err := s.readDirNames()
+		if err != nil {
+			s.setPathErr(err)
+			return
+		}
+		s.setSingle(false)
+		s.setPathErr(nil)
+		kept := names[:0]
+		for _, name := range names {
+			// As the kubelet's glob "[^.]*": dot names are never manifests.
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			if s.refresh(name, s.entryPath(name), now, false) {
+				kept = append(kept, name)
+			}
+		}
+		// Every kept name is cached; anything more in the cache was not listed.
+		if len(s.cache) > len(kept) {
+			for name := range s.cache {
+				if _, found := slices.BinarySearch(kept, name); !found {
+					s.forget(name)
+				}
+			}
+		}
+		s.names, s.namesDirty = kept, false
+	case id.mode == 0:
+		s.setSingle(true)
+		s.setPathErr(nil)
+		s.names = s.names[:0]
+		if s.refresh(s.base, s.path, now, false) {
+			s.names = append(s.names, s.base)
+		}
+		s.namesDirty = false
+	default:
+		s.setPathErr(&fs.PathError{Op: "list", Path: s.path,
+			Err: fmt.Errorf("neither a directory nor a regular file (%v)", id.mode)})
+	}
+}
+
+// readDirNames returns the directory's names sorted byte-wise, the order in
+// which the kubelet reads them.
+func (s *Source) readDirNames() ([]string, error) {
+	f, err := s.openFile(s.path, os.O_RDONLY|dirOpenFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// setSingle drops the cache when the path changes between a directory and a
+// file: the same name would mean another path.
+func (s *Source) setSingle(single bool) {
+	if s.single != single {
+		clear(s.cache)
+		s.names, s.namesDirty = nil, false
+		s.single = single
+	}
+}
+
+// setPathErr keeps the Files as they were and logs only transitions.
+func (s *Source) setPathErr(err error) {
+	switch {
+	case err == nil && s.pathErr != nil:
+		s.log.Info("manifest path readable again", "path", s.path)
+	case err != nil && (s.pathErr == nil || s.pathErr.Error() != err.Error()):
+		if errors.Is(err, fs.ErrNotExist) {
+			s.log.Info("manifest path does not exist", "path", s.path)
+		} else {
+			s.log.Warn("cannot list manifest path", "path", s.path, "err", err)
+		}
+	}
+	s.pathErr = err
+}
+
+// sortedNames returns the cached names in byte-wise order, rebuilding the
+// list only when watch events added or removed names.
+func (s *Source) sortedNames() []string {
+	if s.namesDirty {
+		s.names = s.names[:0]
+		for name := range s.cache {
+			s.names = append(s.names, name)
+		}
+		sort.Strings(s.names)
+		s.namesDirty = false
+	}
+	return s.names
+}

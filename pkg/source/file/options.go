@@ -1,0 +1,89 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Defaults, as in the kubelet (--pod-manifest-path is conventionally
+// /etc/kubernetes/manifests; --file-check-frequency defaults to 20s).
+const (
+	DefaultPath               = "/etc/kubernetes/manifests"
+	DefaultFileCheckFrequency = 20 * time.Second
+	DefaultSettleDelay        = 1 * time.Second
+)
+
+// Options configure a Source. Zero values take the defaults above.
+type Options struct {
+	// Path is a directory of manifests or a single manifest file. Trailing
+	// slashes are ignored. Default DefaultPath.
+	Path string
+	// NodeName is passed to manifest.Decode; it is required. main owns the
+	// flag for it.
+	NodeName string
+	// FileCheckFrequency is how often the path is listed in full, watch or
+	// not. Default DefaultFileCheckFrequency.
+	FileCheckFrequency time.Duration
+	// SettleDelay is how long a file that was not seen complete (closed after
+	// writing or moved into place) must stay quiet before its content counts.
+	// The source only reports ChangedAt and Complete; pkg/diff waits.
+	// Default DefaultSettleDelay; negative is invalid.
+	SettleDelay time.Duration
+}
+
+// AddFlags registers --path, --file-check-frequency and --settle-delay on fs,
+// with the current values (or the defaults for zero values) as defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.setDefaults()
+	fs.StringVar(&o.Path, "path", o.Path,
+		"Directory of static pod manifests, or a single manifest file, as the kubelet's --pod-manifest-path.")
+	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency,
+		"How often to list --path in full, as the kubelet's --file-check-frequency.")
+	fs.DurationVar(&o.SettleDelay, "settle-delay", o.SettleDelay,
+		"How long a file written in place must stay unchanged before its content is trusted.")
+}
+
+// Validate reports options New would reject. Zero values are valid: they mean
+// the defaults.
+func (o Options) Validate() error {
+	var errs []error
+	if strings.ContainsRune(o.Path, 0) {
+		errs = append(errs, errors.New("--path contains a NUL byte"))
+	}
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("node name is required"))
+	}
+	if o.FileCheckFrequency < 0 {
+		errs = append(errs, fmt.Errorf("--file-check-frequency must be positive, got %v", o.FileCheckFrequency))
+	}
+	if o.SettleDelay < 0 {
+		errs = append(errs, fmt.Errorf("--settle-delay must not be negative, got %v", o.SettleDelay))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	if o.FileCheckFrequency == 0 {
+		o.FileCheckFrequency = DefaultFileCheckFrequency
+	}
+	if o.SettleDelay == 0 {
+		o.SettleDelay = DefaultSettleDelay
+	}
+}
+
+// cleanPath trims trailing separators as the kubelet does, keeping "/" itself.
+func cleanPath(p string) string {
+	sep := string(os.PathSeparator)
+	if t := strings.TrimRight(p, sep); t != "" {
+		return t
+	}
+	return sep
+}

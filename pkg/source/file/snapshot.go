@@ -1,0 +1,81 @@
+package file
+
+import (
+	"io/fs"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/manifest"
+)
+
+// Snapshot is a full picture of --path. It is never modified after it is
+// sent; its Pods are shared with later Snapshots and must be treated as
+// read-only.
+type Snapshot struct {
+	Time time.Time
+	// Relist is true after a full list: at start, every FileCheckFrequency,
+	// after the watch (re)started, and after a watch event that calls for one
+	// (a dot name changed, events were lost). It is false after watch events
+	// that named the files they touched.
+	Relist bool
+	// Single is true when Path names a single file (as of the last list that
+	// could stat it).
+	Single bool
+	// Path is the watched path, trailing slashes trimmed.
+	Path string
+	// PathErr says Path could not be listed: missing (wraps fs.ErrNotExist),
+	// not readable (wraps fs.ErrPermission), or neither a directory nor a
+	// regular file. When set, Files is what was last known, not listed
+	// again: the kubelet sees no manifests at a missing path, but what it
+	// sees at a path podwatch cannot read is unknown; pkg/diff decides.
+	PathErr error
+	// Files is sorted byte-wise by Name (the order in which the kubelet's
+	// list lets the first of two files defining one pod win). Names starting
+	// with "." never appear.
+	Files []File
+	Watch WatchStatus
+}
+
+// File is one entry of the directory, or the single file.
+type File struct {
+	Name string // base name
+	Path string // Path joined with Name; Snapshot.Path itself when Single
+	// Pod is the decoded manifest; nil unless valid.
+	Pod *manifest.Pod
+	// Err is the kubelet's verdict on an invalid file (decode or validation
+	// error, or too large: wraps manifest.ErrTooLarge).
+	Err error
+	// ReadErr says podwatch could not stat or read the file (EACCES, EIO):
+	// not the kubelet's verdict. Pod and Err are then nil.
+	ReadErr error
+	// NotRegular marks an entry that is no manifest and was never opened: a
+	// directory, FIFO, socket or device, or a dangling or looping symlink.
+	NotRegular bool
+	// Mode is the file type as os.Stat (following symlinks) sees it;
+	// fs.ModeSymlink for a dangling or looping symlink. Permission bits are
+	// cleared.
+	Mode fs.FileMode
+	// ChangedAt is when podwatch first saw the current content (or kind, or
+	// read failure) of the file: a change of identity (inode, mtime, ctime)
+	// with identical bytes does not move it.
+	ChangedAt time.Time
+	// Complete is true when, since ChangedAt, the file was seen moved into
+	// place or closed after writing (Linux only). Otherwise its content counts
+	// once it has been quiet for SettleDelay after ChangedAt.
+	Complete bool
+}
+
+// WatchStatus says whether changes are seen as they happen or only by
+// listing every FileCheckFrequency.
+type WatchStatus struct {
+	Up bool
+	// Err is why the watch is down; nil when Up.
+	Err error
+	// Backoff is the current delay of the watch's restart backoff (1s doubling
+	// to 20s; it stays at 0 while the path is merely missing, which is retried
+	// every second). It is forgotten 40s after the last failure, as the
+	// kubelet's is, so it may be non-zero for a while after the watch is up.
+	Backoff time.Duration
+	// RetryAt is when the next attempt to start the watch is due; zero when
+	// Up.
+	RetryAt time.Time
+}

@@ -1,0 +1,176 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/backoff"
+	"github.com/podwatch/podwatch/pkg/manifest"
+)
+
+// Source lists and watches one path. Build it with New; Run does the work.
+type Source struct {
+	opts    Options
+	path    string // trailing separators trimmed
+	base    string // name of the single file
+	clk     clock.WithTicker
+	log     *slog.Logger
+	seed    maphash.Seed
+	backoff *backoff.Backoff
+
+	// Seams for tests; New sets the real ones.
+	newWatcher   func(path string) (watcher, error)
+	openFile     func(name string, flag int, perm fs.FileMode) (*os.File, error)
+	decode       func(data []byte, opts manifest.Options) (*manifest.Pod, error)
+	wallNow      func() time.Time // against file times, which are wall-clock
+	missingRetry time.Duration
+
+	running atomic.Bool
+
+	// Everything below belongs to the goroutine in Run.
+	cache      map[string]*entry
+	names      []string // sorted cache keys, unless namesDirty
+	namesDirty bool
+	single     bool
+	pathErr    error
+	w          watcher // nil while the watch is down
+	watchErr   error
+	retry      clock.Timer // armed while the watch is down
+	retryAt    time.Time
+}
+
+// New checks opts (zero values take the defaults) and builds a Source. It
+// starts nothing. A nil clk is the real clock; a nil log discards.
+func New(opts Options, clk clock.WithTicker, log *slog.Logger) (*Source, error) {
+	opts.setDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts.Path = cleanPath(opts.Path)
+	return &Source{
+		opts:         opts,
+		path:         opts.Path,
+		base:         filepath.Base(opts.Path),
+		clk:          clk,
+		log:          log.With("source", "file"),
+		seed:         maphash.MakeSeed(),
+		backoff:      backoff.New(clk, backoff.DefaultInitial, backoff.DefaultMax),
+		newWatcher:   newPlatformWatcher,
+		openFile:     os.OpenFile,
+		decode:       manifest.Decode,
+		wallNow:      time.Now,
+		missingRetry: missingRetry,
+		cache:        map[string]*entry{},
+	}, nil
+}
+
+// Options returns the options in effect, defaults applied.
+func (s *Source) Options() Options { return s.opts }
+
+// Run watches and lists until ctx is done, sending a Snapshot after the first
+// list, after every later list, and after each group of watch events. It
+// returns nil once ctx is done, with every goroutine it started stopped. Run
+// must not be called again while it runs; a later Run keeps the cache.
+func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("file source: Run is already running")
+	}
+	defer s.running.Store(false)
+	defer s.stopRetry()
+	defer s.stopWatch()
+	ticker := s.clk.NewTicker(s.opts.FileCheckFrequency)
+	defer ticker.Stop()
+	s.log.Info("watching manifest path", "path", s.path,
+		"fileCheckFrequency", s.opts.FileCheckFrequency)
+
+	// Watch first, then list, so that nothing changed in between goes unseen.
+	s.startWatch()
+	s.list()
+	if !s.send(ctx, out, true) {
+		return nil
+	}
+	for {
+		var events <-chan watchBatch
+		if s.w != nil {
+			events = s.w.Events()
+		}
+		var retry <-chan time.Time
+		if s.retry != nil {
+			retry = s.retry.C()
+		}
+		var relisted bool
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+			s.list()
+			relisted = true
+		case <-retry:
+			s.retry = nil
+			was := s.watchStatus()
+			if !s.startWatch() {
+				if sameStatus(was, s.watchStatus()) {
+					continue // a missing path, tried again each second
+				}
+				break
+			}
+			s.list()
+			relisted = true
+		case b, ok := <-events:
+			if !ok {
+				b = watchBatch{err: errWatchClosed}
+			}
+			var relevant bool
+			if relisted, relevant = s.handle(b); !relevant {
+				continue
+			}
+		}
+		if !s.send(ctx, out, relisted) {
+			return nil
+		}
+	}
+}
+
+func (s *Source) send(ctx context.Context, out chan<- Snapshot, relist bool) bool {
+	snap := s.snapshot(relist)
+	select {
+	case out <- snap:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// snapshot copies the current state into a new Snapshot; nothing in it is
+// touched afterwards.
+func (s *Source) snapshot(relist bool) Snapshot {
+	names := s.sortedNames()
+	files := make([]File, len(names))
+	for i, name := range names {
+		files[i] = s.cache[name].file
+	}
+	return Snapshot{
+		Time:    s.clk.Now(),
+		Relist:  relist,
+		Single:  s.single,
+		Path:    s.path,
+		PathErr: s.pathErr,
+		Files:   files,
+		Watch:   s.watchStatus(),
+	}
+}

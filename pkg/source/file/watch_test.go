@@ -1,0 +1,369 @@
+//go:build linux
+
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestInitialSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "img"))
+	h := start(t, newTestSource(t, dir, nil))
+	snap := h.next()
+	if !snap.Relist || !snap.Watch.Up || snap.Watch.Err != nil || snap.PathErr != nil {
+		t.Fatalf("initial snapshot: %s", describe(snap))
+	}
+	if f, _ := fileIn(snap, "a.yaml"); f.Pod == nil {
+		t.Fatalf("a.yaml not decoded: %s", describe(snap))
+	}
+}
+
+func TestCreateByRenameIsCompleteAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	before := time.Now()
+	moveIn(t, dir, "a.yaml", podYAML("a", "img"))
+	snap := h.waitFor("a.yaml", hasImage("a.yaml", "img"))
+	f, _ := fileIn(snap, "a.yaml")
+	if snap.Relist || !f.Complete || f.ChangedAt.Before(before) {
+		t.Fatalf("moved-in file: relist=%v complete=%v changedAt=%v (before %v); want a watch snapshot, complete",
+			snap.Relist, f.Complete, f.ChangedAt, before)
+	}
+}
+
+func TestWriteInPlaceIsCompleteOnClose(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.yaml")
+	writeFile(t, p, podYAML("a", "img:1"))
+	h := start(t, newTestSource(t, dir, nil))
+	first := h.next()
+	old, _ := fileIn(first, "a.yaml")
+
+	content := podYAML("a", "img:2")
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString(content[:20]); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("a.yaml half written", func(s Snapshot) bool {
+		f, _ := fileIn(s, "a.yaml")
+		return f.ChangedAt.After(old.ChangedAt)
+	})
+	if f, _ := fileIn(snap, "a.yaml"); f.Complete || f.Pod != nil {
+		t.Fatalf("half-written file: %+v; want incomplete and invalid", f)
+	}
+	if _, err := w.WriteString(content[20:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap = h.waitFor("a.yaml complete with img:2", func(s Snapshot) bool {
+		f, _ := fileIn(s, "a.yaml")
+		return f.Complete && image(f) == "img:2"
+	})
+	if snap.Relist {
+		t.Errorf("the change came from a relist, not the watch")
+	}
+}
+
+func TestChmodOnlyIsNotDecodedAgain(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.yaml")
+	writeFile(t, p, podYAML("a", "img"))
+	s := newTestSource(t, dir, nil)
+	decodes := countDecodes(s)
+	h := start(t, s)
+	first := h.next()
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.next() // the IN_ATTRIB
+	if snap.Relist {
+		t.Fatalf("chmod caused a relist: %s", describe(snap))
+	}
+	a, b := first.Files[0], snap.Files[0]
+	if decodes.Load() != 1 || a.Pod != b.Pod || !a.ChangedAt.Equal(b.ChangedAt) {
+		t.Fatalf("after chmod: %d decodes (want 1), same pod %v, ChangedAt %v -> %v",
+			decodes.Load(), a.Pod == b.Pod, a.ChangedAt, b.ChangedAt)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "img"))
+	writeFile(t, filepath.Join(dir, "b.yaml"), podYAML("b", "img"))
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("a.yaml gone", func(s Snapshot) bool { _, ok := fileIn(s, "a.yaml"); return !ok })
+	if snap.Relist || !slices.Equal(namesOf(snap), []string{"b.yaml"}) {
+		t.Fatalf("after remove: %s", describe(snap))
+	}
+}
+
+func TestDotNamesIgnoredButTriggerRelist(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	moveIn(t, dir, ".a.yaml.swp", podYAML("a", "img"))
+	snap := h.next()
+	if !snap.Relist || len(snap.Files) != 0 {
+		t.Fatalf("after a dot name appeared: %s; want a relist with no files", describe(snap))
+	}
+}
+
+// An atomic writer (a projected volume, a config tool) keeps the real files
+// in a dot directory and swaps a "..data" symlink: the visible names do not
+// change, so only the dot event says anything happened.
+func TestDataSymlinkSwapIsSeen(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(version, img string) {
+		d := filepath.Join(dir, version)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(d, "pod.yaml"), podYAML("pod", img))
+	}
+	mk("..2026_a", "img:a")
+	if err := os.Symlink("..2026_a", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..data/pod.yaml", filepath.Join(dir, "pod.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, newTestSource(t, dir, nil))
+	if snap := h.next(); !slices.Equal(namesOf(snap), []string{"pod.yaml"}) || image(snap.Files[0]) != "img:a" {
+		t.Fatalf("initial: %s", describe(snap))
+	}
+	mk("..2026_b", "img:b")
+	if err := os.Symlink("..2026_b", filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("pod.yaml through the new ..data", hasImage("pod.yaml", "img:b"))
+	if !snap.Relist || !slices.Equal(namesOf(snap), []string{"pod.yaml"}) {
+		t.Fatalf("after the swap: %s", describe(snap))
+	}
+}
+
+func TestDirectoryDeletedAndRecreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "img"))
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("path missing", func(s Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
+	if snap.Watch.Up || !errors.Is(snap.Watch.Err, fs.ErrNotExist) || snap.Watch.Backoff != 0 {
+		t.Errorf("watch while the path is missing: %+v; want down, not-exist, no backoff", snap.Watch)
+	}
+
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "b.yaml"), podYAML("b", "img"))
+	recreated := time.Now()
+	snap = h.waitFor("b.yaml in the new directory", hasImage("b.yaml", "img"))
+	if took := time.Since(recreated); took > 2500*time.Millisecond {
+		t.Errorf("recreated directory picked up after %v; want about a second", took)
+	}
+	if snap.PathErr != nil || !snap.Watch.Up || !slices.Equal(namesOf(snap), []string{"b.yaml"}) {
+		t.Fatalf("after recreate: %s", describe(snap))
+	}
+	// The new directory is watched.
+	moveIn(t, dir, "c.yaml", podYAML("c", "img"))
+	snap = h.waitFor("c.yaml", hasImage("c.yaml", "img"))
+	if f, _ := fileIn(snap, "c.yaml"); !f.Complete {
+		t.Errorf("c.yaml not seen by the watch: %+v", f)
+	}
+}
+
+func TestSymlinkedPathSwappedAtomically(t *testing.T) {
+	root := t.TempDir()
+	for v, img := range map[string]string{"..v1": "img:1", "..v2": "img:2"} {
+		if err := os.Mkdir(filepath.Join(root, v), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, v, "a.yaml"), podYAML("a", img))
+	}
+	path := filepath.Join(root, "manifests")
+	if err := os.Symlink("..v1", path); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, newTestSource(t, path, nil))
+	if snap := h.next(); image(snap.Files[0]) != "img:1" {
+		t.Fatalf("initial: %s", describe(snap))
+	}
+	if err := os.Symlink("..v2", filepath.Join(root, "manifests.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	swapped := time.Now()
+	if err := os.Rename(filepath.Join(root, "manifests.tmp"), path); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("a.yaml from ..v2", hasImage("a.yaml", "img:2"))
+	if took := time.Since(swapped); took > 2*time.Second || !snap.Relist || !snap.Watch.Up {
+		t.Errorf("swap seen after %v: %s; want a relist within a second", took, describe(snap))
+	}
+	// The old target changing means nothing now; the new one is watched.
+	if err := os.RemoveAll(filepath.Join(root, "..v1")); err != nil {
+		t.Fatal(err)
+	}
+	moveIn(t, filepath.Join(root, "..v2"), "b.yaml", podYAML("b", "img"))
+	snap = h.waitFor("b.yaml in ..v2", hasImage("b.yaml", "img"))
+	if f, _ := fileIn(snap, "b.yaml"); !f.Complete || snap.Relist || image(snap.Files[0]) != "img:2" {
+		t.Fatalf("after writing into the new target: %s", describe(snap))
+	}
+}
+
+func TestFileTurnsInvalidAndBack(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "img:1"))
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	moveIn(t, dir, "a.yaml", invalidYAML)
+	snap := h.waitFor("a.yaml invalid", func(s Snapshot) bool { f, _ := fileIn(s, "a.yaml"); return f.Err != nil })
+	if f, _ := fileIn(snap, "a.yaml"); f.Pod != nil || f.ReadErr != nil || !f.Complete {
+		t.Fatalf("invalid a.yaml = %+v", f)
+	}
+	moveIn(t, dir, "a.yaml", podYAML("a", "img:2"))
+	snap = h.waitFor("a.yaml valid again", hasImage("a.yaml", "img:2"))
+	if f, _ := fileIn(snap, "a.yaml"); f.Err != nil {
+		t.Fatalf("valid again but Err = %v", f.Err)
+	}
+}
+
+func TestFIFOAndSocketDoNotHang(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "a.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, newTestSource(t, dir, nil))
+	if f, _ := fileIn(h.next(), "a.fifo"); !f.NotRegular || f.Mode != fs.ModeNamedPipe {
+		t.Fatalf("a.fifo = %+v", f)
+	}
+	// One made while watched, then a socket, then a manifest: all seen in turn.
+	if err := syscall.Mkfifo(filepath.Join(dir, "b.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("b.fifo", func(s Snapshot) bool { f, ok := fileIn(s, "b.fifo"); return ok && f.NotRegular })
+	l, err := net.Listen("unix", filepath.Join(dir, "c.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	h.waitFor("c.sock", func(s Snapshot) bool { f, ok := fileIn(s, "c.sock"); return ok && f.Mode == fs.ModeSocket })
+	moveIn(t, dir, "d.yaml", podYAML("d", "img"))
+	h.waitFor("d.yaml", hasImage("d.yaml", "img"))
+}
+
+func TestSubdirectoryCreatedIsNotEntered(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(sub, "x.yaml"), podYAML("x", "img"))
+	moveIn(t, dir, "y.yaml", podYAML("y", "img"))
+	snap := h.waitFor("y.yaml", hasImage("y.yaml", "img"))
+	if !slices.Equal(namesOf(snap), []string{"sub", "y.yaml"}) || !snap.Files[0].NotRegular {
+		t.Fatalf("after mkdir sub: %s", describe(snap))
+	}
+}
+
+func TestSingleFilePath(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "pod.yaml")
+	writeFile(t, p, podYAML("pod", "img:1"))
+	writeFile(t, filepath.Join(dir, "other.yaml"), podYAML("other", "img"))
+	h := start(t, newTestSource(t, p+"/", nil))
+	snap := h.next()
+	if !snap.Single || snap.Path != p || !slices.Equal(namesOf(snap), []string{"pod.yaml"}) || !snap.Watch.Up {
+		t.Fatalf("initial: %s", describe(snap))
+	}
+
+	// An editor saving by rename: the new inode is picked up, complete.
+	moveIn(t, dir, "pod.yaml", podYAML("pod", "img:2"))
+	snap = h.waitFor("img:2", hasImage("pod.yaml", "img:2"))
+	if f := snap.Files[0]; !f.Complete || f.Path != p {
+		t.Fatalf("after rename over: %+v", f)
+	}
+	// A sibling is no business of this source.
+	moveIn(t, dir, "sibling.yaml", podYAML("sibling", "img"))
+	// Written in place: seen through the new inode's watch.
+	writeFile(t, p, podYAML("pod", "img:3"))
+	snap = h.waitFor("img:3 complete", func(s Snapshot) bool {
+		f, _ := fileIn(s, "pod.yaml")
+		return image(f) == "img:3" && f.Complete
+	})
+	if len(snap.Files) != 1 || !snap.Single {
+		t.Fatalf("after in-place write: %s", describe(snap))
+	}
+
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	snap = h.waitFor("path missing", func(s Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
+	if !snap.Single || snap.Watch.Up {
+		t.Fatalf("after remove: %s", describe(snap))
+	}
+}
+
+// A burst of files arriving together yields a few snapshots, not one per
+// file, and the last one has them all.
+func TestBurstIsCoalesced(t *testing.T) {
+	const n = 1000
+	dir := t.TempDir()
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	staging := t.TempDir()
+	for i := range n {
+		name := filepath.Join(staging, fmt.Sprintf("p%04d.yaml", i))
+		writeFile(t, name, podYAML(fmt.Sprintf("p%04d", i), "img"))
+	}
+	// Run blocks on its first send until the burst is over.
+	for i := range n {
+		name := fmt.Sprintf("p%04d.yaml", i)
+		if err := os.Rename(filepath.Join(staging, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := 0
+	snap := h.waitFor("all files", func(s Snapshot) bool { count++; return len(s.Files) == n })
+	if count > 10 {
+		t.Errorf("%d snapshots for a burst of %d files; want a handful", count, n)
+	}
+	for _, f := range snap.Files {
+		if f.Pod == nil || !f.Complete {
+			t.Fatalf("%s = %+v", f.Name, f)
+		}
+	}
+	if !slices.IsSorted(namesOf(snap)) {
+		t.Error("files not sorted")
+	}
+}
