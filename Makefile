@@ -25,7 +25,7 @@ run: build
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the
 # kubelet's own file source).
-test: test-unit fuzz
+test: test-unit fuzz test-oracle
 
 test-unit:
 	$(GO) test -race -count=1 ./...

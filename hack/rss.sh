@@ -17,7 +17,8 @@ for n in "${counts[@]}"; do
   "$bin" --path "$work/m" --node-name bench --state-dir "$work/state" --settle-delay 0s >"$work/out" 2>"$work/err" &
   pid=$!
   deadline=$((SECONDS + 120))
-  while [ "$(grep -c StaticPodAdded "$work/out" || true)" -lt "$n" ]; do
+  adds() { local c; c=$(grep -c StaticPodAdded "$work/out" 2>/dev/null) || true; echo "${c:-0}"; }
+  while [ "$(adds)" -lt "$n" ]; do
     [ $SECONDS -lt $deadline ] || { echo "timeout waiting for $n adds" >&2; kill $pid; exit 1; }
     sleep 0.2
   done

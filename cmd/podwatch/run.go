@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -47,6 +48,7 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	go func() { srcDone <- src.Run(ctx, snaps) }()
 
 	l := loop{rec: rec, clk: clk, opts: dopts, log: log}
+	listed := false
 	defer l.stopTimer()
 	for {
 		select {
@@ -60,6 +62,12 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 		case s := <-snaps:
 			l.snap = &s
 			l.step(ctx)
+			if s.Relist && !listed {
+				// Decoding every manifest at start leaves a heap goal far above
+				// what stays live; give that memory back once.
+				listed = true
+				debug.FreeOSMemory()
+			}
 		case <-l.timerC():
 			l.timer = nil
 			l.step(ctx)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/manifest"
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
@@ -185,8 +186,7 @@ func (c *computation) add(key string, f *file.File) {
 	if !c.fresh("pod/"+key, f) {
 		return
 	}
-	pod := f.Pod.Pod
-	c.next.Pods[key] = PodState{File: f.Name, Hash: f.Pod.Hash, Pod: pod}
+	c.next.Pods[key] = published(f)
 	c.emit(Change{
 		Op: OpAdd, Type: TypeNormal, Reason: ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
@@ -215,17 +215,19 @@ func (c *computation) update(key string, p PodState, f *file.File) {
 			return
 		}
 	}
-	cur := f.Pod.Pod
-	fields := podFieldChanges(p.Pod, cur)
-	uidPinned := cur.UID != "" && p.Pod != nil && p.Pod.UID == cur.UID
-	c.next.Pods[key] = PodState{File: f.Name, Hash: f.Pod.Hash, Pod: cur}
-	if uidPinned && len(fields) == 0 {
+	fields, describeErr := describe(p, f.Pod)
+	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
+	c.next.Pods[key] = published(f)
+	if uidPinned && len(fields) == 0 && describeErr == nil {
 		return // the kubelet compares only spec, labels and annotations
 	}
 	var parts []string
-	if len(fields) > 0 {
+	switch {
+	case describeErr != nil:
+		parts = append(parts, fmt.Sprintf("content changed (%v)", describeErr))
+	case len(fields) > 0:
 		parts = append(parts, summarize(fields, c.opts.MaxFieldChanges))
-	} else if contentChanged {
+	case contentChanged:
 		parts = append(parts, "metadata changed")
 	}
 	if fileChanged {
@@ -364,11 +366,28 @@ func later(a, b time.Time) time.Time {
 }
 
 func images(f *file.File) string {
-	var parts []string
-	for _, ct := range f.Pod.Pod.Spec.Containers {
-		parts = append(parts, ct.Name+"="+ct.Image)
+	return "containers: " + strings.Join(f.Pod.Containers, ", ")
+}
+
+func published(f *file.File) PodState {
+	return PodState{File: f.Name, Hash: f.Pod.Hash, UID: f.Pod.UID, JSON: f.Pod.JSON}
+}
+
+// describe lists the fields that differ between the published pod and the
+// new one; only an UPDATE pays for decoding both.
+func describe(p PodState, cur *manifest.Pod) ([]fieldChange, error) {
+	if len(p.JSON) == 0 {
+		return nil, nil // state from before a restart lost the pod: say less
 	}
-	return "containers: " + strings.Join(parts, ", ")
+	old, err := p.object()
+	if err != nil {
+		return nil, err
+	}
+	now, err := cur.Object()
+	if err != nil {
+		return nil, err
+	}
+	return podFieldChanges(old, now), nil
 }
 
 func ignoredMessage(f *file.File) string {

@@ -34,7 +34,11 @@ func pod(name, image string, mutate ...func(*v1.Pod)) *manifest.Pod {
 	}
 	b, _ := json.Marshal(p)
 	sum := sha256.Sum256(b)
-	return &manifest.Pod{Pod: p, Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8])}
+	var containers []string
+	for _, c := range p.Spec.Containers {
+		containers = append(containers, c.Name+"="+c.Image)
+	}
+	return &manifest.Pod{Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8]), UID: p.UID, Containers: containers, JSON: b}
 }
 
 func valid(name string, p *manifest.Pod, changed time.Time) file.File {
@@ -45,8 +49,8 @@ func snap(relist bool, files ...file.File) file.Snapshot {
 	return file.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: files, Watch: file.WatchStatus{Up: true}}
 }
 
-// published runs Compute until nothing is pending, returning the state.
-func published(t *testing.T, s file.Snapshot) State {
+// publishedState runs Compute until nothing is pending, returning the state.
+func publishedState(t *testing.T, s file.Snapshot) State {
 	t.Helper()
 	_, st, recheck := Compute(State{}, s, t0.Add(time.Hour), testOpts)
 	if !recheck.IsZero() {
@@ -102,7 +106,7 @@ func TestIncompleteFileWaitsToSettle(t *testing.T) {
 }
 
 func TestUpdateNamesFieldsAndEffect(t *testing.T) {
-	st := published(t, snap(true, valid("kube-apiserver.yaml", pod("kube-apiserver", "kube-apiserver:v1.37.1"), t0)))
+	st := publishedState(t, snap(true, valid("kube-apiserver.yaml", pod("kube-apiserver", "kube-apiserver:v1.37.1"), t0)))
 	cur := pod("kube-apiserver", "kube-apiserver:v1.37.2")
 	chs, st2, _ := Compute(st, snap(false, valid("kube-apiserver.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, ReasonUpdated)
@@ -117,7 +121,7 @@ func TestUpdateNamesFieldsAndEffect(t *testing.T) {
 
 func TestUpdateInPlaceWhenUIDPinned(t *testing.T) {
 	pin := func(p *v1.Pod) { p.UID = types.UID("fixed") }
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", pin), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", pin), t0)))
 	chs, st, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:2", pin), t0)), t0, testOpts)
 	if c := mustOne(t, chs, ReasonUpdated); !strings.Contains(c.Message, "in place") {
 		t.Fatalf("message %q does not say in place", c.Message)
@@ -132,7 +136,7 @@ func TestUpdateInPlaceWhenUIDPinned(t *testing.T) {
 
 func TestSameHashIsNoChange(t *testing.T) {
 	p := pod("a", "img:1")
-	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
 	chs, _, recheck := Compute(st, snap(false, valid("a.yaml", p, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
 	if len(chs) != 0 || !recheck.IsZero() {
 		t.Fatalf("same hash gave [%s], recheck %v", reasons(chs), recheck)
@@ -140,7 +144,7 @@ func TestSameHashIsNoChange(t *testing.T) {
 }
 
 func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
 	bad := file.File{Name: "a.yaml", Err: errors.New("line 7: spec.containers[0].image: Required value"), ChangedAt: t0.Add(10 * time.Second)}
 	s := snap(false, bad)
 	chs, st, recheck := Compute(st, s, t0.Add(10*time.Second), testOpts)
@@ -172,7 +176,7 @@ func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
 
 func TestTransientInvalidIsNeverReported(t *testing.T) {
 	p := pod("a", "img:1")
-	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
 	half := file.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
 	chs, st, _ := Compute(st, snap(false, half), t0.Add(10*time.Second), testOpts)
 	if len(chs) != 0 {
@@ -185,7 +189,7 @@ func TestTransientInvalidIsNeverReported(t *testing.T) {
 }
 
 func TestRemovedFileIsNormalAfterSettle(t *testing.T) {
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
 	chs, st, recheck := Compute(st, snap(false), t0.Add(time.Minute), testOpts)
 	if len(chs) != 0 || recheck.IsZero() {
 		t.Fatalf("removal reported before settling: [%s]", reasons(chs))
@@ -198,7 +202,7 @@ func TestRemovedFileIsNormalAfterSettle(t *testing.T) {
 
 func TestDuplicateBakWins(t *testing.T) {
 	p := pod("kube-apiserver", "kube-apiserver:v1.37.2")
-	st := published(t, snap(true, valid("kube-apiserver.yaml", p, t0)))
+	st := publishedState(t, snap(true, valid("kube-apiserver.yaml", p, t0)))
 	old := pod("kube-apiserver", "kube-apiserver:v1.37.1")
 	s := snap(false, valid("kube-apiserver.yaml", p, t0), valid("kube-apiserver.yaml.bak", old, t0.Add(time.Minute)))
 	chs, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
@@ -217,7 +221,7 @@ func TestDuplicateBakWins(t *testing.T) {
 
 func TestWinnerChangeWithSameContentWaits(t *testing.T) {
 	p := pod("a", "img:1")
-	st := published(t, snap(true, valid("a.yaml", p, t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
 	// vim's backup-by-rename: a.yaml moved to a.yaml~ for a moment.
 	s := snap(false, valid("a.yaml~", p, t0.Add(time.Minute)))
 	chs, _, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
@@ -233,14 +237,14 @@ func TestWinnerChangeWithSameContentWaits(t *testing.T) {
 func TestSingleFileKeepsLastGoodPod(t *testing.T) {
 	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
 	s.Single = true
-	st := published(t, s)
+	st := publishedState(t, s)
 	s.Files = []file.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
 	chs, _, _ := Compute(st, s, t0.Add(2*time.Minute), testOpts)
 	mustOne(t, chs, ReasonInvalid)
 }
 
 func TestUnreadableKeepsState(t *testing.T) {
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
 	f := file.File{Name: "a.yaml", ReadErr: fs.ErrPermission, ChangedAt: t0.Add(time.Minute)}
 	chs, st2, _ := Compute(st, snap(true, f), t0.Add(2*time.Minute), testOpts)
 	c := mustOne(t, chs, ReasonUnreadable)
@@ -260,7 +264,7 @@ func TestUnreadableKeepsState(t *testing.T) {
 }
 
 func TestPathMissingRemovesAll(t *testing.T) {
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), valid("b.yaml", pod("b", "img:1"), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), valid("b.yaml", pod("b", "img:1"), t0)))
 	s := snap(true)
 	s.PathErr = fmt.Errorf("stat /m: %w", fs.ErrNotExist)
 	_, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
@@ -305,7 +309,7 @@ func TestSecretsNeverInUpdate(t *testing.T) {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "PASSWORD", Value: env}}
 		}
 	}
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", with("old-t0ken", "old-pa55", "old-n0te")), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", with("old-t0ken", "old-pa55", "old-n0te")), t0)))
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", with("new-t0ken", "new-pa55", "new-n0te")), t0)), t0, testOpts)
 	c := mustOne(t, chs, ReasonUpdated)
 	for _, secret := range []string{"t0ken", "pa55", "n0te"} {
@@ -329,7 +333,7 @@ func TestManyChangesAreCapped(t *testing.T) {
 			}
 		}
 	}
-	st := published(t, snap(true, valid("a.yaml", pod("a", "img:1", labels("x")), t0)))
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", labels("x")), t0)))
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", labels("y")), t0)), t0, testOpts)
 	c := mustOne(t, chs, ReasonUpdated)
 	if strings.Count(c.Message, "-> y") != 20 || !strings.Contains(c.Message, "and 5 more") {
@@ -339,7 +343,7 @@ func TestManyChangesAreCapped(t *testing.T) {
 
 func TestStateSurvivesJSON(t *testing.T) {
 	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
-	st := published(t, s)
+	st := publishedState(t, s)
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,12 @@
 package diff
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // State is what has been published, plus what waits to settle. It is
@@ -21,9 +24,20 @@ type State struct {
 
 // PodState is one published pod.
 type PodState struct {
-	File string  `json:"file"` // base name of the file the kubelet takes it from
-	Hash string  `json:"hash"`
-	Pod  *v1.Pod `json:"pod"`
+	File string    `json:"file"` // base name of the file the kubelet takes it from
+	Hash string    `json:"hash"`
+	UID  types.UID `json:"uid,omitempty"` // metadata.uid as the manifest set it
+	// JSON is the pod's canonical encoding (manifest.Pod.JSON), decoded
+	// only to explain an UPDATE.
+	JSON json.RawMessage `json:"pod"`
+}
+
+func (p PodState) object() (*v1.Pod, error) {
+	var pod v1.Pod
+	if err := json.Unmarshal(p.JSON, &pod); err != nil {
+		return nil, fmt.Errorf("diff: decode published pod from %s: %w", p.File, err)
+	}
+	return &pod, nil
 }
 
 func (s State) clone() State {

@@ -77,11 +77,17 @@ func (d *decoder) decode() (*Pod, error) {
 	}
 
 	sort.SliceStable(d.ignored, func(i, j int) bool { return d.ignored[i].Line < d.ignored[j].Line })
+	raw, hash, err := encodePod(pod)
+	if err != nil {
+		return nil, &Error{Msg: err.Error(), Err: err}
+	}
 	return &Pod{
-		Pod:     pod,
-		Key:     pod.Namespace + "/" + pod.Name,
-		Hash:    hashPod(pod),
-		Ignored: d.ignored,
+		Key:        pod.Namespace + "/" + pod.Name,
+		Hash:       hash,
+		UID:        pod.UID,
+		Containers: containerList(pod),
+		JSON:       raw,
+		Ignored:    d.ignored,
 	}, nil
 }
 

@@ -16,15 +16,16 @@ func TestDecodeKubeAPIServer(t *testing.T) {
 	if len(p.Ignored) != 0 {
 		t.Errorf("Ignored = %v, want none", p.Ignored)
 	}
-	c := p.Pod.Spec.Containers[0]
+	pod := mustObject(t, p)
+	c := pod.Spec.Containers[0]
 	if c.TerminationMessagePath != "/dev/termination-log" || c.TerminationMessagePolicy != v1.TerminationMessageReadFile {
 		t.Errorf("termination message defaults not applied: %q %q", c.TerminationMessagePath, c.TerminationMessagePolicy)
 	}
 	if got := c.LivenessProbe.SuccessThreshold; got != 1 {
 		t.Errorf("liveness successThreshold = %d, want defaulted 1", got)
 	}
-	if p.Pod.Spec.NodeName != testNode || p.Pod.Status.Phase != v1.PodPending {
-		t.Errorf("static defaults missing: nodeName %q phase %q", p.Pod.Spec.NodeName, p.Pod.Status.Phase)
+	if pod.Spec.NodeName != testNode || pod.Status.Phase != v1.PodPending {
+		t.Errorf("static defaults missing: nodeName %q phase %q", pod.Spec.NodeName, pod.Status.Phase)
 	}
 }
 
@@ -46,9 +47,10 @@ containers:
 volumes:
 - name: scratch
 `))
-	s := p.Pod.Spec
-	if p.Pod.Namespace != "default" || p.Pod.Name != "web-node-1" {
-		t.Errorf("namespace/name = %s/%s", p.Pod.Namespace, p.Pod.Name)
+	pod := mustObject(t, p)
+	s := pod.Spec
+	if pod.Namespace != "default" || pod.Name != "web-node-1" {
+		t.Errorf("namespace/name = %s/%s", pod.Namespace, pod.Name)
 	}
 	if s.RestartPolicy != v1.RestartPolicyAlways || s.DNSPolicy != v1.DNSClusterFirst || s.SchedulerName != "default-scheduler" {
 		t.Errorf("spec defaults: %q %q %q", s.RestartPolicy, s.DNSPolicy, s.SchedulerName)
@@ -191,7 +193,7 @@ func TestDecodeYAMLFeatures(t *testing.T) {
   ports:
   - containerPort: 8080.0
 `))
-	cs := p.Pod.Spec.Containers
+	cs := mustObject(t, p).Spec.Containers
 	if cs[1].Image != "nginx:1.27" || cs[0].Ports[0].ContainerPort != 80 || cs[1].Ports[0].ContainerPort != 8080 {
 		t.Errorf("containers = %+v", cs)
 	}

@@ -22,8 +22,11 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if p == nil || p.Pod == nil || p.Key == "" || p.Hash == "" {
+		if p == nil || len(p.JSON) == 0 || p.Key == "" || p.Hash == "" {
 			t.Fatalf("valid result incomplete: %+v", p)
+		}
+		if _, err := p.Object(); err != nil {
+			t.Fatalf("valid result does not decode back: %v", err)
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 const testNode = "node-1"
@@ -55,4 +57,14 @@ func readTestdata(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// mustObject decodes a valid result's canonical encoding.
+func mustObject(t *testing.T, p *Pod) *v1.Pod {
+	t.Helper()
+	pod, err := p.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }

@@ -166,10 +166,11 @@ func namesOf(s Snapshot) []string {
 }
 
 func image(f File) string {
-	if f.Pod == nil || f.Pod.Pod == nil || len(f.Pod.Pod.Spec.Containers) == 0 {
+	if f.Pod == nil || len(f.Pod.Containers) == 0 {
 		return ""
 	}
-	return f.Pod.Pod.Spec.Containers[0].Image
+	_, img, _ := strings.Cut(f.Pod.Containers[0], "=")
+	return img
 }
 
 // hasImage is a predicate: name is valid and runs img.
