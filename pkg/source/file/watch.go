@@ -69,7 +69,10 @@ var errWatchClosed = errors.New("watch stopped unexpectedly")
 type pending struct {
 	// names maps each touched name to whether its last event left it
 	// complete (closed after writing or moved into place).
-	names   map[string]bool
+	names map[string]bool
+	// dots are touched dot names: never manifests, but one may be a
+	// directory or symlink that visible names point through.
+	dots    map[string]bool
 	relist  bool
 	restart bool
 	err     error
@@ -121,8 +124,8 @@ func (p *pending) add(ev rawEvent, single bool, base string) {
 		name = base
 	case strings.HasPrefix(name, "."):
 		// Not a manifest, but it may be what visible names point through
-		// (a "..data" symlink swapped by an atomic writer).
-		p.relist = true
+		// (a "..data" symlink swapped by an atomic writer); handle decides.
+		p.dots[name] = true
 		return
 	}
 	c := p.names[name]
@@ -141,7 +144,7 @@ func (p *pending) add(ev rawEvent, single bool, base string) {
 func (s *Source) handle(b watchBatch) (relisted, relevant bool) {
 	w := s.w
 	single := w.Single()
-	p := pending{names: map[string]bool{}}
+	p := pending{names: map[string]bool{}, dots: map[string]bool{}}
 	p.addBatch(b, single, s.base)
 drain:
 	for i := 0; i < maxDrain && p.err == nil; i++ {
@@ -167,6 +170,10 @@ drain:
 		p.restart = true
 	}
 
+	if !p.relist && !single {
+		p.relist = s.dotsRedirect(p.dots)
+	}
+
 	switch {
 	case p.err != nil:
 		s.watchFailed(p.err)
@@ -181,6 +188,21 @@ drain:
 		return true, true
 	}
 	return false, len(p.names) > 0
+}
+
+// dotsRedirect reports whether a touched dot name is now a directory or a
+// symlink, which visible names may point through (the "..data" swap of
+// projected volumes). Writers' dot temp files (".x.yaml.tmp" renamed into
+// place) are regular files and cost no relist: with a thousand manifests a
+// relist per save would make every change slow.
+func (s *Source) dotsRedirect(dots map[string]bool) bool {
+	for name := range dots {
+		fi, err := os.Lstat(s.path + string(os.PathSeparator) + name)
+		if err == nil && (fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Source) entryPath(name string) string {

@@ -118,14 +118,18 @@ func TestRemove(t *testing.T) {
 	}
 }
 
-func TestDotNamesIgnoredButTriggerRelist(t *testing.T) {
+// A dot regular file (a writer's temp file, an editor's swap file) is
+// neither a manifest nor a reason to relist: the next snapshot is the one
+// the visible file causes, and it is no relist.
+func TestDotFilesIgnoredWithoutRelist(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, newTestSource(t, dir, nil))
 	h.next()
 	moveIn(t, dir, ".a.yaml.swp", podYAML("a", "img"))
+	moveIn(t, dir, "b.yaml", podYAML("b", "img"))
 	snap := h.next()
-	if !snap.Relist || len(snap.Files) != 0 {
-		t.Fatalf("after a dot name appeared: %s; want a relist with no files", describe(snap))
+	if snap.Relist || !slices.Equal(namesOf(snap), []string{"b.yaml"}) {
+		t.Fatalf("after a dot file and b.yaml: %s; want a watch snapshot with b.yaml only", describe(snap))
 	}
 }
 
