@@ -21,6 +21,7 @@ const usage = `podwatch watches the kubelet's static pod manifests and records w
 
 Usage:
   podwatch [flags]          run the agent
+  podwatch check PATH...    lint manifests as the kubelet would read them (exit 1 on errors)
   podwatch version          print the version
 
 Flags:
@@ -39,9 +40,14 @@ func main() {
 
 // realMain returns the process exit code: 0 ok, 1 runtime failure, 2 usage.
 func realMain(args []string, stdout io.Writer, stderr *os.File) int {
-	if len(args) > 0 && args[0] == "version" {
-		fmt.Fprintln(stdout, "podwatch", version)
-		return 0
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			fmt.Fprintln(stdout, "podwatch", version)
+			return 0
+		case "check":
+			return runCheck(args[1:], stdout, stderr)
+		}
 	}
 	opts := defaultOptions()
 	fs := pflag.NewFlagSet("podwatch", pflag.ContinueOnError)

@@ -1,0 +1,34 @@
+package lint
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// checkDuplicates finds files of one directory that define the same pod.
+// The kubelet's relist replaces its store with the files in byte-wise order,
+// so the last one wins; the others are ignored without a word, which is how
+// an edit to kube-apiserver.yaml goes nowhere while kube-apiserver.yaml.bak
+// runs. files must be in that order.
+func (c *checker) checkDuplicates(files []File) {
+	winner := map[string]int{}
+	for i, f := range files {
+		if f.Verdict == Valid {
+			winner[f.Pod] = i
+		}
+	}
+	for i := range files {
+		f := &files[i]
+		if f.Verdict != Valid || winner[f.Pod] == i {
+			continue
+		}
+		w := &files[winner[f.Pod]]
+		f.Verdict, f.ShadowedBy = Shadowed, w.Path
+		msg := fmt.Sprintf("pod %q is also defined by %s, which wins (the kubelet keeps the file that sorts last): this file is ignored",
+			f.Pod, filepath.Base(w.Path))
+		if f.hash == w.hash {
+			msg += "; both define the same pod today, but edits to this one will have no effect"
+		}
+		c.add(f.Path, 0, Error, CodeDuplicatePod, msg)
+	}
+}
