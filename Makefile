@@ -10,7 +10,9 @@ NODE        ?= $(shell hostname | tr '[:upper:]' '[:lower:]')
 BENCHTIME   ?= 1s
 BENCHCOUNT  ?= 6
 
-.PHONY: all build run test test-unit test-oracle fuzz bench lint tidy-check clean
+UNITDIR     := /usr/local/lib/systemd/system
+
+.PHONY: all build run test test-unit test-oracle fuzz bench lint tidy-check clean install verify-systemd
 
 all: build
 
@@ -25,7 +27,7 @@ run: build
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the
 # kubelet's own file source).
-test: test-unit fuzz test-oracle
+test: test-unit fuzz test-oracle verify-systemd
 
 test-unit:
 	$(GO) test -race -count=1 ./...
@@ -35,6 +37,16 @@ fuzz:
 
 test-oracle:
 	cd test/tools && $(GO) test -count=1 ./...
+
+# systemd-analyze verify and a gate on the unit's exposure score; installs
+# Debian's systemd package first when systemd-analyze is missing.
+verify-systemd: build
+	hack/verify-systemd.sh $(BIN)
+
+# The unit's ExecStart is /usr/local/bin/podwatch: keep these paths in step.
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/podwatch
+	install -D -m 0644 deploy/systemd/podwatch.service $(DESTDIR)$(UNITDIR)/podwatch.service
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./... | tee bench.out

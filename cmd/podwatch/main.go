@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/utils/clock"
@@ -22,6 +23,7 @@ const usage = `podwatch watches the kubelet's static pod manifests and records w
 Usage:
   podwatch [flags]          run the agent
   podwatch check PATH...    lint manifests as the kubelet would read them (exit 1 on errors)
+  podwatch events           print the events in the local store, like kubectl get events -o wide
   podwatch version          print the version
 
 Flags:
@@ -47,6 +49,8 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 			return 0
 		case "check":
 			return runCheck(args[1:], stdout, stderr)
+		case "events":
+			return runEvents(args[1:], stdout, stderr, time.Now())
 		}
 	}
 	opts := defaultOptions()
@@ -65,6 +69,10 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := opts.applyKubeletConfig(fs.Changed); err != nil {
+		fmt.Fprintln(stderr, "podwatch:", err)
 		return 2
 	}
 	if err := opts.Validate(); err != nil {

@@ -6,33 +6,50 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/kubeletconfig"
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
-// DefaultStateDir is where podwatch keeps its state on a node.
-const DefaultStateDir = "/var/lib/podwatch"
+// Defaults of the agent's own flags.
+const (
+	DefaultStateDir        = "/var/lib/podwatch"
+	DefaultShutdownTimeout = 10 * time.Second
+)
 
 // options are the agent's flags.
 type options struct {
 	Source    file.Options
+	Events    events.Options
 	NodeName  string // default $NODE_NAME, then the lowercased hostname
 	Output    string // text (default) or json
 	StateDir  string // default /var/lib/podwatch
 	LogFormat string // text (default) or json
 	Verbosity int    // 0 info, 1+ debug
+	// ShutdownTimeout bounds the flush of pending event writes on SIGTERM.
+	// Default 10s; the systemd unit's TimeoutStopSec sits a little above.
+	ShutdownTimeout time.Duration
+	// KubeletConfig is a KubeletConfiguration file whose staticPodPath and
+	// fileCheckFrequency apply unless --path or --file-check-frequency are given.
+	KubeletConfig string
+	// StaticPodsDisabled is set when KubeletConfig turns static pods off: the
+	// agent then stays up and idle instead of watching a folder the kubelet
+	// ignores (exiting would crash-loop under systemd and in a DaemonSet).
+	StaticPodsDisabled bool
 }
 
 func defaultOptions() options {
 	return options{
-		Source:    file.Options{},
-		NodeName:  defaultNodeName(),
-		Output:    events.OutputText,
-		StateDir:  DefaultStateDir,
-		LogFormat: "text",
+		Source:          file.Options{},
+		NodeName:        defaultNodeName(),
+		Output:          events.OutputText,
+		StateDir:        DefaultStateDir,
+		LogFormat:       "text",
+		ShutdownTimeout: DefaultShutdownTimeout,
 	}
 }
 
@@ -49,11 +66,32 @@ func defaultNodeName() string {
 
 func (o *options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
+	o.Events.AddFlags(fs)
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node, appended to static pod names as the kubelet does (default $NODE_NAME, then the lowercased hostname)")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "format of the events printed on stdout: text or json (one v1 Event per line)")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "folder for podwatch's state (published pods, event store)")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "format of the logs on stderr: text or json")
 	fs.CountVarP(&o.Verbosity, "verbose", "v", "log more (repeat for more)")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "on SIGTERM/SIGINT, how long to flush pending event writes before exiting")
+	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "the kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given; a relative staticPodPath is resolved against the file's folder")
+}
+
+// applyKubeletConfig reads --kubelet-config, if given, into the options;
+// changed reports the flags given explicitly, which win.
+func (o *options) applyKubeletConfig(changed func(flag string) bool) error {
+	if o.KubeletConfig == "" {
+		return nil
+	}
+	cfg, err := kubeletconfig.Load(o.KubeletConfig)
+	if err != nil {
+		return err
+	}
+	err = kubeletconfig.Apply(cfg, changed, &o.Source.Path, &o.Source.FileCheckFrequency)
+	if errors.Is(err, kubeletconfig.ErrStaticPodsDisabled) {
+		o.StaticPodsDisabled = true
+		return nil
+	}
+	return err
 }
 
 func (o *options) Validate() error {
@@ -65,6 +103,14 @@ func (o *options) Validate() error {
 	}
 	if o.NodeName == "" {
 		errs = append(errs, errors.New("--node-name is empty and neither $NODE_NAME nor the hostname gave one"))
+	}
+	ev := o.Events
+	ev.Host = o.NodeName
+	if err := ev.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout must be positive, got %v", o.ShutdownTimeout))
 	}
 	if o.Output != events.OutputText && o.Output != events.OutputJSON {
 		errs = append(errs, fmt.Errorf("--output %q: want text or json", o.Output))

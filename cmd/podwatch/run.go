@@ -5,24 +5,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"runtime/debug"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/store"
 )
 
+// stateFile holds the last published pods in --state-dir.
+const stateFile = "state.json"
+
+// persistDelay bounds how often the published state is written: a
+// flapping manifest must not rewrite it on every change.
+const persistDelay = time.Second
+
 // run is the agent: snapshots from the file source go through the diff into
-// the event recorder, until ctx ends.
+// the event recorder, until ctx ends; then pending event writes are flushed
+// within --shutdown-timeout.
 func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writer, log *slog.Logger) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
+	if opts.StaticPodsDisabled {
+		log.Warn("the kubelet config turns static pods off (empty staticPodPath): nothing to watch; podwatch stays up idle",
+			"kubeletConfig", opts.KubeletConfig)
+		<-ctx.Done()
+		return nil
+	}
 	opts.Source.NodeName = opts.NodeName
+	opts.Events.Host = opts.NodeName
 	src, err := file.New(opts.Source, clk, log)
 	if err != nil {
 		return err
@@ -31,25 +49,115 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	rec := events.NewRecorder(opts.NodeName, clk, out)
-	dopts := diff.Options{
-		NodeName:     opts.NodeName,
-		Path:         opts.Source.Path,
-		SettleDelay:  opts.Source.SettleDelay,
-		RelistPeriod: opts.Source.FileCheckFrequency,
-	}
-	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName,
-		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay)
 
-	ctx, cancel := context.WithCancel(ctx)
+	// Startup state flows one way: loaded here, passed into constructors.
+	st := openStore(opts, clk, log)
+	if st != nil {
+		defer st.Close()
+	}
+	sinks := []events.Registration{events.StreamTo("stdout", out)}
+	var restore []v1.Event
+	if st != nil {
+		sinks = append(sinks, events.DeliverTo("store", st))
+		restore = st.Events()
+	}
+	rec, err := events.New(opts.Events, clk, log, sinks, restore)
+	if err != nil {
+		return err
+	}
+	l := &loop{
+		rec:   rec,
+		clk:   clk,
+		log:   log,
+		state: loadState(st, opts.StateDir, log),
+		save:  st != nil,
+		dir:   opts.StateDir,
+		opts: diff.Options{
+			NodeName:     opts.NodeName,
+			Path:         opts.Source.Path,
+			SettleDelay:  opts.Source.SettleDelay,
+			RelistPeriod: opts.Source.FileCheckFrequency,
+		},
+	}
+	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName, "stateDir", opts.StateDir,
+		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
+		"publishedPods", len(l.state.Pods), "restoredEvents", len(restore))
+
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	recDone := make(chan error, 1)
+	go func() { recDone <- rec.Run(runCtx) }()
+	loopErr := l.run(runCtx, src)
+	cancel()
+	if err := <-recDone; err != nil {
+		log.Error("event delivery failed", "err", err)
+	}
+	l.persist()
+	flushCtx, stop := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+	defer stop()
+	if err := rec.Flush(flushCtx); err != nil {
+		log.Warn("pending event writes not flushed before --shutdown-timeout", "timeout", opts.ShutdownTimeout, "err", err)
+	}
+	return loopErr
+}
+
+// openStore opens the local event store; a state dir podwatch cannot use is
+// a Warning, and podwatch runs on in memory.
+func openStore(opts options, clk clock.PassiveClock, log *slog.Logger) *store.Store {
+	st, err := store.Open(opts.StateDir, store.Options{}, clk, log)
+	switch {
+	case err == nil:
+		return st
+	case errors.Is(err, store.ErrCorrupt):
+		log.Warn("local event store was corrupt and set aside", "err", err)
+		return st
+	default:
+		log.Warn("cannot use --state-dir: running in memory; counts and published pods will not survive a restart",
+			"stateDir", opts.StateDir, "err", err)
+		return nil
+	}
+}
+
+// loadState reads the last published pods, so a restart announces only what
+// changed while podwatch was down.
+func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
+	var state diff.State
+	if st == nil {
+		return state
+	}
+	err := store.LoadJSON(dir, stateFile, &state)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	default:
+		log.Warn("published state unreadable: starting afresh (every pod is announced again)", "err", err)
+		state = diff.State{}
+	}
+	return state
+}
+
+// loop holds the diff state between snapshots. One goroutine owns it.
+type loop struct {
+	rec   *events.Recorder
+	clk   clock.WithTicker
+	opts  diff.Options
+	log   *slog.Logger
+	state diff.State
+	snap  *file.Snapshot
+
+	recheck clock.Timer // something waits to settle
+	save    bool        // a store is open: persist the state
+	dir     string
+	dirty   bool
+	saveT   clock.Timer
+}
+
+func (l *loop) run(ctx context.Context, src *file.Source) error {
 	snaps := make(chan file.Snapshot)
 	srcDone := make(chan error, 1)
 	go func() { srcDone <- src.Run(ctx, snaps) }()
-
-	l := loop{rec: rec, clk: clk, opts: dopts, log: log}
+	defer stopTimer(&l.recheck)
+	defer stopTimer(&l.saveT)
 	listed := false
-	defer l.stopTimer()
 	for {
 		select {
 		case <-ctx.Done():
@@ -68,9 +176,12 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 				listed = true
 				debug.FreeOSMemory()
 			}
-		case <-l.timerC():
-			l.timer = nil
+		case <-timerC(l.recheck):
+			l.recheck = nil
 			l.step(ctx)
+		case <-timerC(l.saveT):
+			l.saveT = nil
+			l.persist()
 		}
 	}
 }
@@ -82,28 +193,17 @@ func waitSource(done <-chan error) error {
 	return nil
 }
 
-// loop holds the diff state between snapshots.
-type loop struct {
-	rec   *events.Recorder
-	clk   clock.WithTicker
-	opts  diff.Options
-	log   *slog.Logger
-	state diff.State
-	snap  *file.Snapshot
-	timer clock.Timer
-}
-
-func (l *loop) timerC() <-chan time.Time {
-	if l.timer == nil {
+func timerC(t clock.Timer) <-chan time.Time {
+	if t == nil {
 		return nil
 	}
-	return l.timer.C()
+	return t.C()
 }
 
-func (l *loop) stopTimer() {
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
+func stopTimer(t *clock.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
 	}
 }
 
@@ -116,13 +216,38 @@ func (l *loop) step(ctx context.Context) {
 	l.state = next
 	for _, ch := range changes {
 		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
-			l.log.Error("recording event failed", "reason", ch.Reason, "err", err)
+			l.log.Error("writing event failed", "reason", ch.Reason, "err", err)
+		}
+		if ch.Op != "" {
+			l.markDirty()
 		}
 	}
-	l.stopTimer()
+	stopTimer(&l.recheck)
 	if !recheck.IsZero() {
-		l.timer = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
+		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
 	}
+}
+
+func (l *loop) markDirty() {
+	if !l.save {
+		return
+	}
+	l.dirty = true
+	if l.saveT == nil {
+		l.saveT = l.clk.NewTimer(persistDelay)
+	}
+}
+
+// persist writes the published state if it changed since the last write.
+func (l *loop) persist() {
+	if !l.dirty {
+		return
+	}
+	if err := store.SaveJSON(l.dir, stateFile, l.state); err != nil {
+		l.log.Warn("cannot save published state", "err", err)
+		return
+	}
+	l.dirty = false
 }
 
 // occurrence maps a change onto the object it is about.
@@ -131,5 +256,5 @@ func occurrence(ch diff.Change) events.Occurrence {
 	if ch.Object.Kind == diff.KindPod {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
-	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message}
+	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File}
 }

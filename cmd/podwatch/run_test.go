@@ -60,7 +60,7 @@ type agent struct {
 
 const testNode = "node-1"
 
-func startAgent(t *testing.T, path string) *agent {
+func startAgent(t *testing.T, path string, modify ...func(*options)) *agent {
 	t.Helper()
 	opts := defaultOptions()
 	opts.Source.Path = path
@@ -69,6 +69,9 @@ func startAgent(t *testing.T, path string) *agent {
 	opts.NodeName = testNode
 	opts.Output = "json"
 	opts.StateDir = t.TempDir()
+	for _, m := range modify {
+		m(&opts)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

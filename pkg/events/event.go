@@ -1,7 +1,8 @@
 package events
 
 import (
-	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,12 +13,27 @@ import (
 // Component is the source component of every Event podwatch records.
 const Component = "podwatch"
 
+// AnnotationFile names the manifest file on Events of file-scoped reasons.
+// Their messages already say it for people; the annotation lets a restart
+// put a restored Event back into its file's aggregation group.
+const AnnotationFile = "podwatch.io/file"
+
+// CombinedPrefix starts the message of an Event that stands for many
+// similar ones, as in client-go.
+const CombinedPrefix = "(combined from similar events): "
+
 // Occurrence is one happening to record.
 type Occurrence struct {
 	Object  v1.ObjectReference
 	Type    string // Normal or Warning
 	Reason  string
 	Message string
+	// File is the base name of the manifest concerned, empty when none. For
+	// file-scoped reasons (InvalidManifest, ManifestIgnoredContent,
+	// ManifestUnreadable) it separates aggregation groups, so ten broken
+	// files stay ten Events while one file whose error keeps changing is
+	// combined.
+	File string
 }
 
 // PodRef refers to a static pod (its mirror pod in the API).
@@ -31,6 +47,17 @@ func NodeRef(node string) v1.ObjectReference {
 	return v1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node, UID: types.UID(node)}
 }
 
+// fileScoped reports whether the manifest file is part of a reason's
+// aggregation group: these reasons describe one file each, and messages of
+// different files must not count as "similar".
+func fileScoped(reason string) bool {
+	switch reason {
+	case "InvalidManifest", "ManifestIgnoredContent", "ManifestUnreadable":
+		return true
+	}
+	return false
+}
+
 // eventNamespace is where an Event about obj lives: the object's namespace,
 // or default for cluster-scoped objects such as the node.
 func eventNamespace(obj v1.ObjectReference) string {
@@ -40,25 +67,69 @@ func eventNamespace(obj v1.ObjectReference) string {
 	return metav1.NamespaceDefault
 }
 
-// newEvent builds the first Event of an occurrence, named as client-go
-// names them: "<object>.<hex unix nanos>".
-func newEvent(o Occurrence, host string, now time.Time) *v1.Event {
-	t := metav1.NewTime(now)
-	return &v1.Event{
+// eventName names an Event as client-go does, "<object>.<hex unix nanos>".
+func eventName(object string, nanos int64) string {
+	var b strings.Builder
+	b.Grow(len(object) + 17)
+	b.WriteString(object)
+	b.WriteByte('.')
+	var buf [17]byte
+	b.Write(strconv.AppendInt(buf[:0], nanos, 16))
+	return b.String()
+}
+
+// nameNanos returns the hex suffix of an Event name, or 0.
+func nameNanos(name string) int64 {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(name[i+1:], 16, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// entry is one Event being counted. Fields are guarded by the Recorder's
+// mutex; an entry evicted from the cache lives on while writes of it are
+// pending, but nothing changes it any more.
+type entry struct {
+	object  v1.ObjectReference
+	typ     string
+	reason  string
+	message string // current message; a combined Event takes the latest
+	file    string // set for file-scoped reasons, for AnnotationFile
+	name    string
+	first   time.Time
+	last    time.Time
+	count   int32
+	// slots holds this Event's state per delivered sink, by sink index.
+	slots []slot
+}
+
+// event builds the v1 Event as it stands. Each call returns a fresh value
+// that the sink may keep.
+func (e *entry) event(host string) *v1.Event {
+	ev := &v1.Event{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", o.Object.Name, now.UnixNano()),
-			Namespace: eventNamespace(o.Object),
+			Name:      e.name,
+			Namespace: eventNamespace(e.object),
 		},
-		InvolvedObject:      o.Object,
-		Reason:              o.Reason,
-		Message:             o.Message,
-		Type:                o.Type,
+		InvolvedObject:      e.object,
+		Reason:              e.reason,
+		Message:             e.message,
+		Type:                e.typ,
 		Source:              v1.EventSource{Component: Component, Host: host},
-		FirstTimestamp:      t,
-		LastTimestamp:       t,
-		Count:               1,
+		FirstTimestamp:      metav1.NewTime(e.first),
+		LastTimestamp:       metav1.NewTime(e.last),
+		Count:               e.count,
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
+	if e.file != "" {
+		ev.Annotations = map[string]string{AnnotationFile: e.file}
+	}
+	return ev
 }

@@ -3,56 +3,289 @@ package events
 import (
 	"context"
 	"errors"
-	"strings"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/backoff"
 )
 
-// Sink receives each Event as it changes. update is false for the first
-// write of an Event and true when an existing Event's count moved.
-type Sink interface {
-	Write(ctx context.Context, ev *v1.Event, update bool) error
-}
+// sweepBatch bounds the idle cache entries one Record forgets, so a Record
+// after a long quiet spell does not stall on thousands of them at once.
+const sweepBatch = 64
 
-// Recorder correlates occurrences into Events and writes them to its sinks.
-// It is not safe for concurrent use: one loop owns it.
+// Recorder correlates occurrences into Events and feeds its sinks: stream
+// sinks inside Record, delivered sinks from Run. Build it with New. Record,
+// Stats, Run and Flush are safe for concurrent use.
 type Recorder struct {
-	host  string
-	clock clock.PassiveClock
-	sinks []Sink
-	seen  map[string]*v1.Event
+	opts Options
+	clk  clock.WithTicker
+	log  *slog.Logger
+	seed maphash.Seed
+
+	// recordMu serialises Record, so stream sinks see occurrences in the
+	// order their counts were assigned.
+	recordMu sync.Mutex
+	running  atomic.Bool
+
+	// mu guards everything below, the entries, slots and sink counters; it is
+	// never held across a sink's Write.
+	mu        sync.Mutex
+	events    *ttlCache[eventKey, *entry]
+	groups    *ttlCache[groupKey, *group]
+	stream    []*streamSink
+	delivered []*deliveredSink
+	lastNanos int64 // of the newest Event name, to keep names unique
+	stats     Stats
+
+	// waiting, when set by tests, is told each time a delivery goroutine is
+	// about to block, with the time until its next write (0: nothing queued).
+	waiting func(sink string, d time.Duration)
 }
 
-// NewRecorder returns a Recorder for events from host.
-func NewRecorder(host string, clk clock.PassiveClock, sinks ...Sink) *Recorder {
-	return &Recorder{host: host, clock: clk, sinks: sinks, seen: map[string]*v1.Event{}}
+type streamSink struct {
+	name  string
+	sink  Sink
+	stats SinkStats
 }
 
-// key is the Event minus its timestamps and count.
-func key(host string, o Occurrence) string {
-	r := o.Object
-	return strings.Join([]string{Component, host, r.Kind, r.Namespace, r.Name, string(r.UID), r.APIVersion, o.Type, o.Reason, o.Message}, "\x00")
+type deliveredSink struct {
+	idx  int
+	name string
+	sink Sink
+	// busy serialises writes to the sink between Run and Flush.
+	busy    sync.Mutex
+	wake    chan struct{} // capacity 1: a queued write for Run to look at
+	backoff *backoff.Backoff
+	// Guarded by Recorder.mu:
+	q        queue
+	bucket   bucket
+	inflight int
+	stats    SinkStats
+	dropLogs map[string]*dropLog
 }
 
-// Record records one occurrence and writes the resulting Event to every sink.
-func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
-	now := r.clock.Now()
-	k := key(r.host, o)
-	ev, update := r.seen[k]
-	if update {
-		ev = ev.DeepCopy()
-		ev.Count++
-		ev.LastTimestamp.Time = now
-	} else {
-		ev = newEvent(o, r.host, now)
+// sinkBackoffID is the backoff entry of the sink as a whole; Event names
+// always contain a dot, so it cannot clash with one.
+const sinkBackoffID = "sink"
+
+// New builds a Recorder. It starts nothing: Run delivers. opts zero values
+// take the defaults; a nil clk is the real clock; a nil log discards.
+// restore holds the Events of a previous run (from the local store), so
+// their counts and names continue: it is read once here and never written.
+func New(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []Registration, restore []v1.Event) (*Recorder, error) {
+	opts.setDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	r.seen[k] = ev
+	return newRecorder(opts, clk, log, sinks, restore)
+}
+
+func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []Registration, restore []v1.Event) (*Recorder, error) {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Recorder{opts: opts, clk: clk, log: log.With("component", "events"), seed: maphash.MakeSeed()}
+	now := clk.Now()
+	names := map[string]bool{}
+	for _, reg := range sinks {
+		switch {
+		case reg.Name == "":
+			return nil, errors.New("events: sink registered without a name")
+		case reg.Sink == nil:
+			return nil, fmt.Errorf("events: sink %q is nil", reg.Name)
+		case names[reg.Name]:
+			return nil, fmt.Errorf("events: sink name %q registered twice", reg.Name)
+		}
+		names[reg.Name] = true
+		switch reg.Mode {
+		case Stream:
+			r.stream = append(r.stream, &streamSink{name: reg.Name, sink: reg.Sink,
+				stats: SinkStats{Name: reg.Name, Mode: Stream}})
+		case Delivered:
+			r.delivered = append(r.delivered, &deliveredSink{
+				idx: len(r.delivered), name: reg.Name, sink: reg.Sink,
+				wake:     make(chan struct{}, 1),
+				backoff:  backoff.New(clk, opts.RetryInitial, opts.RetryMax),
+				bucket:   newBucket(opts.QPS, opts.Burst, now),
+				stats:    SinkStats{Name: reg.Name, Mode: Delivered},
+				dropLogs: map[string]*dropLog{},
+			})
+		default:
+			return nil, fmt.Errorf("events: sink %q has unknown mode %d", reg.Name, reg.Mode)
+		}
+	}
+	r.events = newTTLCache[eventKey](opts.CacheSize, opts.TTL, func(_ *entry, expired bool) {
+		if expired {
+			r.stats.Expired++
+		} else {
+			r.stats.Evicted++
+		}
+	})
+	r.groups = newTTLCache[groupKey, *group](opts.CacheSize, opts.AggregateInterval, nil)
+	r.restore(restore, now)
+	return r, nil
+}
+
+// Record counts one occurrence: a repeat raises its Event's count, a new
+// happening starts an Event, a flood of similar ones collapses into a
+// combined Event. Stream sinks get the Event at once; delivered sinks get a
+// queued write that Run sends. The error joins the stream sinks' failures
+// and is for logging: the occurrence is counted regardless.
+func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
+	if o.Object.Name == "" || o.Reason == "" {
+		return fmt.Errorf("events: occurrence needs an object name and a reason, got %q/%q", o.Object.Name, o.Reason)
+	}
+	r.recordMu.Lock()
+	defer r.recordMu.Unlock()
+
+	r.mu.Lock()
+	now := r.clk.Now()
+	e := r.observe(&o, now)
+	var woken []*deliveredSink
+	for _, s := range r.delivered {
+		if r.enqueue(s, e, now) {
+			woken = append(woken, s)
+		}
+	}
+	var ev *v1.Event
+	if len(r.stream) > 0 {
+		ev = e.event(r.opts.Host)
+	}
+	r.events.sweep(now, sweepBatch)
+	r.groups.sweep(now, sweepBatch)
+	r.mu.Unlock()
+
+	for _, s := range woken {
+		select {
+		case s.wake <- struct{}{}:
+		default: // Run has a wake-up pending already
+		}
+	}
+	if ev == nil {
+		return nil
+	}
 	var errs []error
-	for _, s := range r.sinks {
-		if err := s.Write(ctx, ev, update); err != nil {
-			errs = append(errs, err)
+	for _, s := range r.stream {
+		err := s.sink.Write(ctx, ev, ev.Count > 1)
+		r.mu.Lock()
+		if err != nil {
+			s.stats.Failed++
+		} else {
+			s.stats.Written++
+		}
+		r.mu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("events: stream sink %s: %w", s.name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// observe finds or starts the Event for o at now and counts o on it.
+func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
+	r.stats.Recorded++
+	gk := groupKeyOf(o)
+	key := plainKey(gk, o.Message)
+	if r.opts.AggregateMax > 0 {
+		g, ok := r.groups.get(gk, now)
+		if !ok {
+			g = &group{}
+			r.groups.add(gk, g, now)
+		}
+		if g.admit(maphash.String(r.seed, o.Message), r.opts.AggregateMax) {
+			key = combinedKey(gk)
+			r.stats.Combined++
+		}
+	}
+	e, ok := r.events.get(key, now)
+	if ok {
+		e.count++
+		e.last = now
+	} else {
+		e = r.newEntry(o, now)
+		if key.combined {
+			e.file = gk.file
+		}
+		r.events.add(key, e, now)
+	}
+	if key.combined {
+		e.message = CombinedPrefix + o.Message
+	}
+	return e
+}
+
+func (r *Recorder) newEntry(o *Occurrence, now time.Time) *entry {
+	nanos := now.UnixNano()
+	if nanos <= r.lastNanos {
+		nanos = r.lastNanos + 1
+	}
+	r.lastNanos = nanos
+	e := &entry{
+		object:  o.Object,
+		typ:     o.Type,
+		reason:  o.Reason,
+		message: o.Message,
+		name:    eventName(o.Object.Name, nanos),
+		first:   now,
+		last:    now,
+		count:   1,
+	}
+	if fileScoped(o.Reason) {
+		e.file = o.File
+	}
+	e.object.ResourceVersion = ""
+	r.attachSlots(e)
+	return e
+}
+
+func (r *Recorder) attachSlots(e *entry) {
+	if len(r.delivered) == 0 {
+		return
+	}
+	e.slots = make([]slot, len(r.delivered))
+	for i := range e.slots {
+		e.slots[i] = slot{e: e, hidx: -1}
+	}
+}
+
+// enqueue notes at sink s that e changed at now. It reports whether it
+// queued a new write, which Run must be woken for; otherwise the change
+// rides along with the write already queued.
+func (r *Recorder) enqueue(s *deliveredSink, e *entry, now time.Time) bool {
+	sl := &e.slots[s.idx]
+	if sl.queued {
+		s.stats.Coalesced++
+		return false
+	}
+	if s.q.len() >= r.opts.PendingMax {
+		old := s.q.oldest
+		s.q.remove(old)
+		old.queued = false
+		r.logDrop(s, old, "pending-full", &s.stats.Dropped.PendingFull, now, nil)
+	}
+	sl.queued = true
+	sl.queuedAt = now
+	sl.readyAt = now
+	if !sl.lastAttempt.IsZero() {
+		sl.readyAt = later(now, sl.lastAttempt.Add(r.opts.KeyInterval))
+	}
+	s.q.push(sl)
+	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

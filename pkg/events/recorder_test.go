@@ -10,97 +10,161 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// testSink records writes; writeFn, when set, decides the result.
-type testSink struct {
-	writes  []*v1.Event
-	updates []bool
-	writeFn func(ev *v1.Event) error
-}
-
-func (s *testSink) Write(_ context.Context, ev *v1.Event, update bool) error {
-	s.writes = append(s.writes, ev)
-	s.updates = append(s.updates, update)
-	if s.writeFn != nil {
-		return s.writeFn(ev)
-	}
-	return nil
-}
-
 func TestRepeatRaisesCountUnderOneName(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	sink := &testSink{}
-	r := NewRecorder("node-1", clk, sink)
-	o := Occurrence{Object: NodeRef("node-1"), Type: "Warning", Reason: "InvalidManifest", Message: "bad.yaml: line 3: oops"}
+	out := &fakeSink{}
+	r, clk := newTest(t, Options{}, []Registration{StreamTo("out", out)}, nil)
+	o := occ("InvalidManifest", "bad.yaml: line 3: oops")
 	for range 3 {
-		if err := r.Record(context.Background(), o); err != nil {
-			t.Fatal(err)
-		}
-		clk.SetTime(clk.Now().Add(20 * time.Second))
+		mustRecord(t, r, o)
+		clk.Step(20 * time.Second)
 	}
-	if len(sink.writes) != 3 {
-		t.Fatalf("writes = %d, want 3", len(sink.writes))
+	ws := out.got()
+	if len(ws) != 3 {
+		t.Fatalf("writes = %d, want 3", len(ws))
 	}
-	first, last := sink.writes[0], sink.writes[2]
+	first, last := ws[0].ev, ws[2].ev
 	if first.Name != last.Name || !strings.HasPrefix(first.Name, "node-1.") {
 		t.Fatalf("names %q and %q: want one name node-1.<hex>", first.Name, last.Name)
+	}
+	if first.Name != eventName("node-1", t0.UnixNano()) {
+		t.Fatalf("name %q, want <object>.<hex nanos of the first occurrence>", first.Name)
 	}
 	if last.Count != 3 || first.Count != 1 {
 		t.Fatalf("counts first=%d last=%d, want 1 and 3", first.Count, last.Count)
 	}
-	if got := last.LastTimestamp.Sub(last.FirstTimestamp.Time); got != 40*time.Second {
-		t.Fatalf("lastTimestamp - firstTimestamp = %v, want 40s", got)
+	if !last.FirstTimestamp.Equal(&first.FirstTimestamp) || last.LastTimestamp.Sub(last.FirstTimestamp.Time) != 40*time.Second {
+		t.Fatalf("timestamps first=%v last=%v, want first kept and last 40s later", last.FirstTimestamp, last.LastTimestamp)
 	}
-	if sink.updates[0] || !sink.updates[1] {
-		t.Fatalf("updates = %v, want first a create then updates", sink.updates)
+	if ws[0].update || !ws[1].update {
+		t.Fatalf("updates = %v %v, want a create then updates", ws[0].update, ws[1].update)
 	}
-	if last.Namespace != "default" || last.InvolvedObject.UID != "node-1" || last.Source.Host != "node-1" || last.Source.Component != "podwatch" {
+	if last.Namespace != "default" || last.InvolvedObject.UID != "node-1" || last.Source.Host != "node-1" || last.Source.Component != Component {
 		t.Fatalf("node event metadata wrong: %+v", last)
 	}
 }
 
-func TestDistinctMessagesAreDistinctEvents(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Unix(1_800_000_000, 0))
-	sink := &testSink{}
-	r := NewRecorder("n", clk, sink)
-	ctx := context.Background()
-	_ = r.Record(ctx, Occurrence{Object: PodRef("kube-system", "etcd-n"), Type: "Normal", Reason: "StaticPodAdded", Message: "a"})
-	clk.SetTime(clk.Now().Add(time.Millisecond))
-	_ = r.Record(ctx, Occurrence{Object: PodRef("kube-system", "etcd-n"), Type: "Normal", Reason: "StaticPodAdded", Message: "b"})
-	if sink.writes[0].Name == sink.writes[1].Name || sink.writes[1].Count != 1 {
-		t.Fatalf("distinct messages shared an Event: %q %q count %d", sink.writes[0].Name, sink.writes[1].Name, sink.writes[1].Count)
+func TestEveryKeyFieldSeparatesEvents(t *testing.T) {
+	out := &fakeSink{}
+	r, _ := newTest(t, Options{AggregateMax: -1}, []Registration{StreamTo("out", out)}, nil)
+	base := Occurrence{Object: PodRef("kube-system", "etcd-n"), Type: "Normal", Reason: "StaticPodAdded", Message: "a"}
+	variants := []func(*Occurrence){
+		func(*Occurrence) {},
+		func(o *Occurrence) { o.Message = "b" },
+		func(o *Occurrence) { o.Reason = "StaticPodUpdated" },
+		func(o *Occurrence) { o.Type = "Warning" },
+		func(o *Occurrence) { o.Object.Name = "etcd-m" },
+		func(o *Occurrence) { o.Object.Namespace = "default" },
+		func(o *Occurrence) { o.Object.UID = "u" },
+		func(o *Occurrence) { o.Object.Kind = "Node" },
+		func(o *Occurrence) { o.Object.APIVersion = "v2" },
 	}
-	if sink.writes[0].Namespace != "kube-system" {
-		t.Fatalf("pod event namespace = %q, want kube-system", sink.writes[0].Namespace)
+	names := map[string]bool{}
+	for _, v := range variants {
+		o := base
+		v(&o)
+		mustRecord(t, r, o) // all at one instant: names must still differ
+	}
+	for _, w := range out.got() {
+		if w.ev.Count != 1 {
+			t.Fatalf("%s: count %d, want 1 (keys collided)", w.ev.Name, w.ev.Count)
+		}
+		names[w.ev.Name] = true
+	}
+	if len(names) != len(variants) {
+		t.Fatalf("%d distinct names for %d distinct events", len(names), len(variants))
+	}
+	// A resource version is not part of the key.
+	o := base
+	o.Object.ResourceVersion = "42"
+	mustRecord(t, r, o)
+	if ws := out.got(); ws[len(ws)-1].ev.Count != 2 || ws[len(ws)-1].ev.InvolvedObject.ResourceVersion != "" {
+		t.Fatalf("resourceVersion split the event: %+v", ws[len(ws)-1].ev)
 	}
 }
 
-func TestSinkErrorsAreReturned(t *testing.T) {
+func TestStreamSinkSeesEveryOccurrence(t *testing.T) {
+	out := &fakeSink{}
+	api := &fakeSink{}
+	r, _ := newTest(t, Options{}, []Registration{StreamTo("out", out), DeliverTo("api", api)}, nil)
+	const n = 1000
+	for range n {
+		mustRecord(t, r, occ("WatchDegraded", "inotify limit reached"))
+	}
+	ws := out.got()
+	if len(ws) != n {
+		t.Fatalf("stream got %d writes, want %d", len(ws), n)
+	}
+	for i, w := range ws {
+		if w.ev.Count != int32(i+1) || w.update != (i > 0) {
+			t.Fatalf("stream write %d: count %d update %v", i, w.ev.Count, w.update)
+		}
+	}
+	if len(api.got()) != 0 {
+		t.Fatal("a delivered sink was written without Run or Flush")
+	}
+}
+
+func TestStreamErrorsAreReturnedAndCounted(t *testing.T) {
 	boom := errors.New("boom")
-	bad := &testSink{writeFn: func(*v1.Event) error { return boom }}
-	good := &testSink{}
-	r := NewRecorder("n", clocktesting.NewFakePassiveClock(time.Unix(0, 0)), bad, good)
-	err := r.Record(context.Background(), Occurrence{Object: NodeRef("n"), Type: "Warning", Reason: "X", Message: "m"})
+	bad := &fakeSink{writeFn: func(context.Context, *v1.Event, bool) error { return boom }}
+	good := &fakeSink{}
+	r, _ := newTest(t, Options{}, []Registration{StreamTo("bad", bad), StreamTo("good", good)}, nil)
+	err := r.Record(context.Background(), occ("X", "m"))
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
-	if len(good.writes) != 1 {
-		t.Fatalf("a failing sink stopped the others: good got %d writes", len(good.writes))
+	if len(good.got()) != 1 {
+		t.Fatalf("a failing sink stopped the others: good got %d writes", len(good.got()))
+	}
+	if s := sinkStats(t, r, "bad"); s.Failed != 1 || s.Written != 0 {
+		t.Fatalf("bad sink stats %+v", s)
+	}
+	if s := sinkStats(t, r, "good"); s.Written != 1 || s.Mode != Stream {
+		t.Fatalf("good sink stats %+v", s)
+	}
+}
+
+func TestRecordRejectsEmptyOccurrence(t *testing.T) {
+	r, _ := newTest(t, Options{}, nil, nil)
+	if err := r.Record(context.Background(), Occurrence{Reason: "X"}); err == nil {
+		t.Fatal("occurrence without an object name accepted")
+	}
+	if err := r.Record(context.Background(), Occurrence{Object: NodeRef("n")}); err == nil {
+		t.Fatal("occurrence without a reason accepted")
+	}
+	if r.Stats().Recorded != 0 {
+		t.Fatal("rejected occurrences were counted")
+	}
+}
+
+func TestNewRejectsBadRegistrations(t *testing.T) {
+	s := &fakeSink{}
+	for name, regs := range map[string][]Registration{
+		"no name":   {StreamTo("", s)},
+		"nil sink":  {DeliverTo("api", nil)},
+		"duplicate": {StreamTo("x", s), DeliverTo("x", s)},
+		"mode":      {{Name: "x", Sink: s, Mode: Mode(7)}},
+	} {
+		if _, err := New(Options{Host: "n"}, nil, nil, regs, nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := New(Options{}, nil, nil, nil, nil); err == nil {
+		t.Error("empty host accepted")
 	}
 }
 
 func TestStreamSinkFormats(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	var js, txt bytes.Buffer
 	jsonSink, err := NewStreamSink(&js, OutputJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	textSink, _ := NewStreamSink(&txt, OutputText)
-	r := NewRecorder("node-1", clk, jsonSink, textSink)
-	_ = r.Record(context.Background(), Occurrence{Object: PodRef("default", "web-node-1"), Type: "Normal", Reason: "StaticPodAdded", Message: "web.yaml: added"})
+	r, _ := newTest(t, Options{}, []Registration{StreamTo("json", jsonSink), StreamTo("text", textSink)}, nil)
+	mustRecord(t, r, Occurrence{Object: PodRef("default", "web-node-1"), Type: "Normal", Reason: "StaticPodAdded", Message: "web.yaml: added"})
 	var ev v1.Event
 	if err := json.Unmarshal(js.Bytes(), &ev); err != nil {
 		t.Fatalf("json line does not decode as an Event: %v\n%s", err, js.String())
@@ -114,5 +178,19 @@ func TestStreamSinkFormats(t *testing.T) {
 	}
 	if _, err := NewStreamSink(&js, "yaml"); err == nil {
 		t.Fatal("unknown format accepted")
+	}
+}
+
+func TestPermanentWrapping(t *testing.T) {
+	base := errors.New("422 invalid")
+	err := Permanent(base)
+	if !errors.Is(err, ErrPermanent) || !errors.Is(err, base) {
+		t.Fatalf("Permanent(%v) = %v: want both ErrPermanent and the cause", base, err)
+	}
+	if Permanent(nil) != nil {
+		t.Fatal("Permanent(nil) != nil")
+	}
+	if errors.Is(base, ErrPermanent) {
+		t.Fatal("plain error classed permanent")
 	}
 }

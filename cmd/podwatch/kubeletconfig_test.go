@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+func writeKubeletConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestKubeletConfigSetsPathUnlessFlagGiven(t *testing.T) {
+	cfg := writeKubeletConfig(t, "staticPodPath: manifests\nfileCheckFrequency: 7s\n")
+	o := defaultOptions()
+	o.KubeletConfig = cfg
+	if err := o.applyKubeletConfig(func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(cfg), "manifests"); o.Source.Path != want || o.Source.FileCheckFrequency != 7*time.Second {
+		t.Fatalf("path %q freq %v, want %q 7s", o.Source.Path, o.Source.FileCheckFrequency, want)
+	}
+	o = defaultOptions()
+	o.KubeletConfig = cfg
+	o.Source.Path = "/explicit"
+	if err := o.applyKubeletConfig(func(f string) bool { return f == "path" }); err != nil {
+		t.Fatal(err)
+	}
+	if o.Source.Path != "/explicit" || o.Source.FileCheckFrequency != 7*time.Second {
+		t.Fatalf("explicit --path lost: %q %v", o.Source.Path, o.Source.FileCheckFrequency)
+	}
+	o.KubeletConfig = filepath.Join(t.TempDir(), "missing.yaml")
+	if err := o.applyKubeletConfig(func(string) bool { return false }); err == nil {
+		t.Fatal("a missing kubelet config was accepted")
+	}
+}
+
+func TestStaticPodsDisabledIdles(t *testing.T) {
+	o := defaultOptions()
+	o.NodeName = testNode
+	o.KubeletConfig = writeKubeletConfig(t, "staticPodPath: \"\"\n")
+	if err := o.applyKubeletConfig(func(string) bool { return false }); err != nil || !o.StaticPodsDisabled {
+		t.Fatalf("err %v disabled %v", err, o.StaticPodsDisabled)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := &lockedBuffer{}
+	go func() { done <- run(ctx, o, clock.RealClock{}, out, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	select {
+	case err := <-done:
+		t.Fatalf("run exited while static pods are off: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(out.events(t)) != 0 {
+		t.Fatal("events printed with static pods off")
+	}
+}

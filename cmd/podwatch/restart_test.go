@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// lastEvent returns the most recent write of the Event with reason, or nil.
+func (a *agent) lastEvent(reason string) *v1.Event {
+	var last *v1.Event
+	for _, ev := range a.out.events(a.t) {
+		if ev.Reason == reason {
+			last = &ev
+		}
+	}
+	return last
+}
+
+// waitCount polls until the Event with reason has reached at least n.
+func (a *agent) waitCount(reason string, n int32) v1.Event {
+	a.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ev := a.lastEvent(reason); ev != nil && ev.Count >= n {
+			return *ev
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("%s did not reach count %d within 10s:\n%s", reason, n, a.dump())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRestartContinuesCountsAndState(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	withState := func(o *options) { o.StateDir = state }
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
+	writeByRename(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n")
+
+	first := startAgent(t, dir, withState)
+	first.waitEvent("StaticPodAdded", "web.yaml")
+	first.waitEvent("StaticPodAdded", "etcd.yaml")
+	first.waitCount("InvalidManifest", 2)
+	first.shutdown()
+	before := *first.lastEvent("InvalidManifest")
+
+	// While podwatch is down: web changes, etcd goes.
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	if err := os.Remove(filepath.Join(dir, "etcd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startAgent(t, dir, withState)
+	second.waitCount("InvalidManifest", before.Count+1)
+	// The stream prints every occurrence: the first after the restart has
+	// the next count.
+	var after v1.Event
+	for _, ev := range second.out.events(t) {
+		if ev.Reason == "InvalidManifest" {
+			after = ev
+			break
+		}
+	}
+	if after.Name != before.Name || !after.FirstTimestamp.Equal(&before.FirstTimestamp) {
+		t.Fatalf("after restart the InvalidManifest Event is %s first seen %v; want %s first seen %v (same Event, count continued)",
+			after.Name, after.FirstTimestamp, before.Name, before.FirstTimestamp)
+	}
+	if after.Count != before.Count+1 {
+		t.Fatalf("count after restart = %d, want %d", after.Count, before.Count+1)
+	}
+	second.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	second.waitEvent("StaticPodRemoved", "etcd.yaml was removed")
+	if n := second.count("StaticPodAdded"); n != 0 {
+		t.Fatalf("restart announced %d unchanged pods again:\n%s", n, second.dump())
+	}
+	second.shutdown()
+	final := *second.lastEvent("InvalidManifest")
+
+	// podwatch events reads what the agent stored.
+	var out, errOut bytes.Buffer
+	if code := runEvents([]string{"--state-dir", state}, &out, &errOut, time.Now()); code != 0 {
+		t.Fatalf("podwatch events exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"LAST SEEN", "InvalidManifest", "StaticPodUpdated", "pod/web-node-1", "node/" + testNode} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("podwatch events lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := runEvents([]string{"--state-dir", state, "-o", "json", "--types", "Warning"}, &out, &errOut, time.Now()); code != 0 {
+		t.Fatalf("podwatch events -o json exit %d: %s", code, errOut.String())
+	}
+	var list v1.EventList
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range list.Items {
+		if ev.Type != "Warning" {
+			t.Fatalf("--types Warning printed a %s event", ev.Type)
+		}
+		if ev.Reason == "InvalidManifest" {
+			found = ev.Count == final.Count && ev.Name == final.Name
+		}
+	}
+	if !found {
+		t.Fatalf("stored InvalidManifest does not carry the final count %d:\n%s", final.Count, out.String())
+	}
+}
+
+func TestUnusableStateDirRunsInMemory(t *testing.T) {
+	dir := t.TempDir()
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	a := startAgent(t, dir, func(o *options) { o.StateDir = filepath.Join(notADir, "state") })
+	a.waitEvent("StaticPodAdded", "web.yaml")
+}
+
+func TestEventsCommandUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := runEvents([]string{"--output", "yaml"}, &out, &errOut, time.Now()); code != 2 {
+		t.Fatalf("bad --output: exit %d", code)
+	}
+	if code := runEvents([]string{"--state-dir", t.TempDir()}, &out, &errOut, time.Now()); code != 0 || !strings.Contains(errOut.String(), "No events found") {
+		t.Fatalf("empty state dir: exit %d stderr %q", code, errOut.String())
+	}
+}

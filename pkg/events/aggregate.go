@@ -1,0 +1,34 @@
+package events
+
+import "slices"
+
+// group tracks the distinct messages of one aggregation group while it is
+// active (see Options.AggregateInterval); the cache drops it when idle,
+// which is what resets it.
+//
+// Like client-go, the max-th distinct message and any later new one go to
+// the combined Event. Unlike client-go, which forgets a random known
+// message each time, the first max-1 messages stay known, so their repeats
+// keep counting on their own Events: which Event a repeat lands on does not
+// depend on chance.
+type group struct {
+	// msgs are hashes of the messages that have their own Event; a 64-bit
+	// hash keeps a group small whatever the message lengths.
+	msgs []uint64
+	// collapsed is set once a combined Event exists for the group.
+	collapsed bool
+}
+
+// admit reports whether an occurrence with message hash h goes to the
+// group's combined Event; limit is Options.AggregateMax (negative: never).
+func (g *group) admit(h uint64, limit int) (combined bool) {
+	if limit < 0 || slices.Contains(g.msgs, h) {
+		return false
+	}
+	if !g.collapsed && len(g.msgs) < limit-1 {
+		g.msgs = append(g.msgs, h)
+		return false
+	}
+	g.collapsed = true
+	return true
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// shouldCompact reports whether the log should be rewritten to its live
+// set. The first rule bounds the file; requiring as much dead data as
+// live keeps a large live set from triggering a rewrite on every write.
+// The second rewrites a log that is mostly history early, so a small
+// live set does not drag megabytes of old records through every Open.
+func (s *Store) shouldCompact() bool {
+	if s.size < s.compactAfter {
+		return false
+	}
+	dead := s.size - s.liveBytes
+	switch {
+	case s.size >= s.opts.MaxLogBytes:
+		return dead >= s.liveBytes
+	case s.size >= s.opts.MaxLogBytes/8:
+		return dead >= 4*s.liveBytes
+	}
+	return false
+}
+
+// prune drops Events past the TTL, then the oldest past MaxEvents, and
+// says how many went. Their records become dead data.
+func (s *Store) prune(now time.Time) int {
+	n := len(s.live)
+	cutoff := now.Add(-s.opts.TTL)
+	for k, e := range s.live {
+		if lastSeen(e.ev).Before(cutoff) {
+			delete(s.live, k)
+			s.liveBytes -= e.size
+		}
+	}
+	s.evict()
+	return n - len(s.live)
+}
+
+// evict drops the Events with the oldest lastTimestamp until at most
+// MaxEvents remain. Writes add one Event at a time, so this is usually
+// one linear scan, and only when the store is full.
+func (s *Store) evict() {
+	for len(s.live) > s.opts.MaxEvents {
+		var oldest string
+		var oe *entry
+		for k, e := range s.live {
+			if oe == nil || older(e.ev, oe.ev) {
+				oldest, oe = k, e
+			}
+		}
+		delete(s.live, oldest)
+		s.liveBytes -= oe.size
+	}
+}
+
+// tryCompact compacts when the log asks for it but is not a failure of
+// the write that triggered it: the log is whole either way, only larger.
+func (s *Store) tryCompact() {
+	if err := s.compact(); err != nil {
+		s.compactAfter = s.size + s.opts.MaxLogBytes/8
+		s.log.Warn("cannot compact the event log; it grows until a later try succeeds", "path", s.path, "err", err)
+	}
+}
+
+// compact writes the live set to a new file and renames it over the log.
+// A reader that opened the old log keeps reading a whole file; one that
+// opens the new name gets a whole file too, as it is complete and durable
+// before the rename. On failure the current log stays in use untouched.
+func (s *Store) compact() error {
+	s.prune(s.clock.Now())
+	keys := make([]string, 0, len(s.live))
+	for k := range s.live {
+		keys = append(keys, k)
+	}
+	// Oldest first, as if appended in order: a reader that stops early,
+	// and a future Open that evicts, agree on what is newest.
+	sort.Slice(keys, func(i, j int) bool { return older(s.live[keys[i]].ev, s.live[keys[j]].ev) })
+
+	tmpPath := filepath.Join(s.dir, tmpLogName)
+	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: compact: %w", err)
+	}
+	fail := func(err error) error {
+		_ = tmp.Close()
+		_ = os.Remove(tmpPath)
+		return fmt.Errorf("store: compact %s: %w", s.path, err)
+	}
+	sizes := make([]int64, len(keys))
+	var total int64
+	w := bufio.NewWriterSize(tmp, 64<<10)
+	for i, k := range keys {
+		line, err := encodeRecord(s.live[k].ev)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := w.Write(line); err != nil {
+			return fail(err)
+		}
+		sizes[i] = int64(len(line))
+		total += sizes[i]
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	renamed, err := commitFile(tmp, s.path)
+	if err != nil && !renamed {
+		return fail(err)
+	}
+	if err != nil {
+		// The new file is the log now: keep using it. Only whether the
+		// rename survives a crash is in doubt, and either file is whole.
+		s.log.Warn("compacted the event log but cannot sync its folder", "path", s.path, "err", err)
+	}
+
+	for i, k := range keys {
+		s.live[k].size = sizes[i]
+	}
+	if s.f != nil {
+		_ = s.f.Close()
+	}
+	s.f, s.size, s.liveBytes = tmp, total, total
+	s.rewrite, s.compactAfter = false, 0
+	s.compactions++
+	return nil
+}

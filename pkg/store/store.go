@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+)
+
+// File names in the state dir.
+const (
+	logName    = "events.log"
+	tmpLogName = "events.log.tmp" // a compaction in progress; only the writer uses it
+)
+
+// Store is the event log of one state dir, held open for writing. It is a
+// Sink for pkg/events. It is safe for concurrent use.
+type Store struct {
+	dir   string
+	path  string
+	opts  Options
+	clock clock.PassiveClock
+	log   *slog.Logger
+	// sync makes an append durable. It is a field so that benchmarks can
+	// measure the cost of the disk flush apart from the rest.
+	sync func(*os.File) error
+
+	mu   sync.Mutex
+	lock *os.File // holds the flock; nil once closed
+	f    *os.File // the log, positioned by size rather than O_APPEND
+	size int64    // bytes of verified records in f; the next append goes here
+	live map[string]*entry
+	// liveBytes is the size of the live set's records; size - liveBytes is dead.
+	liveBytes int64
+	// rewrite is set when an append failed: the tail of the file, or data
+	// an earlier fsync reported lost, cannot be trusted, so the live set
+	// is written to a new file before anything else is appended.
+	rewrite bool
+	// compactAfter holds off a retry after a failed compaction until the log
+	// has grown, rather than retrying on every write of a full disk.
+	compactAfter int64
+	compactions  int
+}
+
+// Open opens (creating it if needed) the event store in dir, replays its
+// log and locks dir against a second writer.
+//
+// It returns:
+//   - (s, nil): the store is ready.
+//   - (s, err) with err matching ErrCorrupt (a *CorruptError): the log was
+//     damaged in the middle. It was set aside, s holds the Events that still
+//     verified in a fresh log and is fully usable; err is a warning to log.
+//   - (nil, err): there is no store. err matches ErrLocked when another
+//     process holds dir, or wraps the OS error (fs.ErrPermission,
+//     syscall.ENOTDIR, syscall.EROFS...) naming dir when the folder cannot be
+//     created, locked, read or written.
+//
+// A torn last record, which a crash during an append leaves, is not an
+// error: it is dropped and logged. clk defaults to the real clock and log
+// to a discarding logger.
+func Open(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New("store: state dir is empty")
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// 0700: the state holds pod specs, which can carry secrets in env.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: state dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dir:   dir,
+		path:  filepath.Join(dir, logName),
+		opts:  opts.withDefaults(),
+		clock: clk,
+		log:   log,
+		sync:  fdatasync,
+		lock:  lock,
+	}
+	warning, err := s.load()
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	return s, warning
+}
+
+// load replays the log into s. warning is a *CorruptError when the log had
+// to be set aside; err means there is no usable store.
+func (s *Store) load() (warning, err error) {
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: state dir %s: %w", s.dir, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		if err == nil {
+			err = &os.PathError{Op: "open", Path: s.path, Err: errNotRegular}
+		}
+		return nil, fmt.Errorf("store: state dir %s: %w", s.dir, err)
+	}
+	// Make the log's creation durable, or a crash could lose a file whose
+	// records were each fsynced.
+	if err := syncDir(s.dir); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("store: state dir %s: %w", s.dir, err)
+	}
+	r, err := scanLog(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("store: %s: %w", s.path, err)
+	}
+	s.live, s.liveBytes = r.live, r.liveBytes
+
+	if r.corrupt() {
+		_ = f.Close()
+		cerr := &CorruptError{Path: s.path, Offset: r.bad, Reason: r.badWhy, Kept: len(r.live)}
+		aside, err := setAside(s.path, s.clock.Now())
+		cerr.SetAside = aside
+		if aside == "" {
+			return nil, errors.Join(cerr, fmt.Errorf("store: %w", err))
+		}
+		// compact writes the salvaged live set as the new events.log.
+		if err := s.compact(); err != nil {
+			return nil, errors.Join(cerr, err)
+		}
+		return cerr, nil
+	}
+
+	if r.tornTail() {
+		fi, err := f.Stat()
+		if err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("store: %s: %w", s.path, err)
+		}
+		if err := f.Truncate(r.good); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("store: drop torn tail of %s: %w", s.path, err)
+		}
+		if err := s.sync(f); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("store: drop torn tail of %s: %w", s.path, err)
+		}
+		s.log.Warn("event log ended in an incomplete record, as a crash during a write leaves it; dropped it",
+			"path", s.path, "offset", r.good, "bytes", fi.Size()-r.good, "reason", r.badWhy)
+	}
+	s.f, s.size = f, r.good
+	// Leftover of a compaction a crash interrupted; the next compaction
+	// truncates it anyway, so failing to remove it is harmless.
+	_ = os.Remove(filepath.Join(s.dir, tmpLogName))
+
+	if dropped := s.prune(s.clock.Now()); dropped > 0 || s.shouldCompact() {
+		s.tryCompact()
+	}
+	return nil, nil
+}
+
+// Write appends ev to the log and returns once it is on disk (fdatasync).
+// It implements pkg/events' Sink; update is not needed, the latest record
+// of an Event wins. ctx is not consulted: the write is local and short, and
+// an Event recorded during shutdown should still reach the disk.
+func (s *Store) Write(_ context.Context, ev *v1.Event, _ bool) error {
+	if ev == nil || ev.Name == "" {
+		return errors.New("store: write: event has no name")
+	}
+	ev = ev.DeepCopy()
+	line, err := encodeRecord(ev)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return ErrClosed
+	}
+	if s.rewrite {
+		if err := s.compact(); err != nil {
+			return fmt.Errorf("store: write event %s: rewrite %s after an earlier failed write: %w", eventKey(ev), s.path, err)
+		}
+	}
+	if err := s.append(line); err != nil {
+		s.rewrite = true
+		return fmt.Errorf("store: write event %s to %s: %w", eventKey(ev), s.path, err)
+	}
+	s.put(ev, int64(len(line)))
+	s.evict()
+	if s.shouldCompact() {
+		s.tryCompact()
+	}
+	return nil
+}
+
+// append writes one record at the end of the verified data and flushes it.
+// On failure it cuts the file back, so that a half-written record never
+// ends up in the middle of the log where it would read as corruption.
+func (s *Store) append(line []byte) error {
+	if _, err := s.f.WriteAt(line, s.size); err != nil {
+		_ = s.f.Truncate(s.size)
+		return err
+	}
+	if err := s.sync(s.f); err != nil {
+		_ = s.f.Truncate(s.size)
+		return err
+	}
+	s.size += int64(len(line))
+	return nil
+}
+
+// put makes ev the live version of its Event.
+func (s *Store) put(ev *v1.Event, size int64) {
+	k := eventKey(ev)
+	if old, ok := s.live[k]; ok {
+		s.liveBytes -= old.size
+	}
+	s.live[k] = &entry{ev: ev, size: size}
+	s.liveBytes += size
+}
+
+// Events returns a copy of the live Events not older than the TTL, oldest
+// lastTimestamp first. After Close it still returns the last live set.
+func (s *Store) Events() []v1.Event {
+	cutoff := s.clock.Now().Add(-s.opts.TTL)
+	s.mu.Lock()
+	evs := make([]*v1.Event, 0, len(s.live))
+	for _, e := range s.live {
+		if !lastSeen(e.ev).Before(cutoff) {
+			evs = append(evs, e.ev)
+		}
+	}
+	s.mu.Unlock()
+	// Stored Events are never mutated, only replaced, so copying them
+	// outside the lock is safe.
+	return copySorted(evs)
+}
+
+// copySorted deep-copies evs into a slice, oldest first.
+func copySorted(evs []*v1.Event) []v1.Event {
+	sort.Slice(evs, func(i, j int) bool { return older(evs[i], evs[j]) })
+	out := make([]v1.Event, len(evs))
+	for i, ev := range evs {
+		ev.DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+// Close closes the log and releases the state dir. Every record is already
+// on disk. Writes after Close fail with ErrClosed; Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
