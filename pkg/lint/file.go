@@ -2,9 +2,9 @@ package lint
 
 import (
 	"errors"
-	"io"
 	"io/fs"
-	"os"
+
+	"github.com/podwatch/podwatch/pkg/source/file"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
 )
@@ -60,38 +60,11 @@ func (c *checker) decode(path string, fi fs.FileInfo) (*manifest.Pod, error) {
 	if fi.Size() >= manifest.MaxSize {
 		return nil, tooLarge()
 	}
-	data, err := readManifest(path)
+	data, err := file.ReadManifest(path)
 	if err != nil {
 		return nil, err
 	}
 	return manifest.Decode(data, manifest.Options{NodeName: c.opts.NodeName})
-}
-
-// readManifest opens without blocking and re-checks the type on the open
-// descriptor: the name may have been replaced by a FIFO since the stat.
-func readManifest(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("no longer a regular file")}
-	}
-	// A file that grew past the limit since the stat is too large, as the
-	// kubelet's ReadAtMost says; reading one byte more is enough to know.
-	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxSize))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) >= manifest.MaxSize {
-		return nil, tooLarge()
-	}
-	return data, nil
 }
 
 // tooLarge matches manifest.Decode's own error for the same verdict.

@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
 // checkPath checks one path as the kubelet's listConfig would read it.
@@ -28,7 +29,7 @@ func (c *checker) checkPath(path string) {
 
 func (c *checker) checkDir(dir string, fi fs.FileInfo) {
 	c.checkPermissions(dir, fi, true)
-	names, err := readDirNames(dir)
+	names, err := file.ReadDirNames(dir)
 	if err != nil {
 		c.add(dir, 0, Error, CodeIOError, ioMessage(err))
 		return
@@ -43,22 +44,6 @@ func (c *checker) checkDir(dir string, fi fs.FileInfo) {
 		c.checkEntry(filepath.Join(dir, name), name)
 	}
 	c.checkDuplicates(c.report.Files[start:])
-}
-
-// readDirNames returns the names sorted byte-wise, the order in which the
-// kubelet reads them and so the order that decides which duplicate wins.
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|dirOpenFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
 }
 
 func (c *checker) checkEntry(path, name string) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // relist lists the path in full, like the kubelet's listConfig. A change it
@@ -15,6 +16,8 @@ import (
 // the watch said, before any relist.
 func (s *Source) relist() {
 	now := s.clk.Now()
+	s.lastList = listStats{}
+	defer func() { s.lastList.took = s.clk.Since(now) }()
 	id, err := statPath(s.path)
 	switch {
 	case err != nil:
@@ -25,6 +28,7 @@ func (s *Source) relist() {
 			s.setPathErr(err)
 			return
 		}
+		s.lastList.listed = len(names)
 		s.setSingle(false)
 		s.setPathErr(nil)
 		kept := names[:0]
@@ -47,6 +51,7 @@ func (s *Source) relist() {
 		}
 		s.names, s.namesDirty = kept, false
 	case id.mode == 0:
+		s.lastList.listed = 1
 		s.setSingle(true)
 		s.setPathErr(nil)
 		s.names = s.names[:0]
@@ -60,10 +65,23 @@ func (s *Source) relist() {
 	}
 }
 
-// readDirNames returns the directory's names sorted byte-wise, the order in
-// which the kubelet reads them.
-func (s *Source) readDirNames() ([]string, error) {
-	f, err := s.openFile(s.path, os.O_RDONLY|dirOpenFlags, 0)
+// listStats describes the last relist, for Snapshot.ListDuration and
+// Snapshot.Listed.
+type listStats struct {
+	took   time.Duration
+	listed int
+}
+
+// ReadDirNames lists a manifest directory as podwatch does everywhere:
+// opened without blocking if a FIFO took its place, names sorted byte-wise,
+// the order in which the kubelet's relist lets the last of two files
+// defining one pod win.
+func ReadDirNames(dir string) ([]string, error) { return readDirNames(os.OpenFile, dir) }
+
+func (s *Source) readDirNames() ([]string, error) { return readDirNames(s.openFile, s.path) }
+
+func readDirNames(open openFunc, dir string) ([]string, error) {
+	f, err := open(dir, os.O_RDONLY|dirOpenFlags, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -23,10 +23,20 @@ func errTooLarge() error {
 	return &manifest.Error{Msg: manifest.ErrTooLarge.Error(), Err: manifest.ErrTooLarge}
 }
 
-// readManifest reads a file that was just stat'ed as regular. The fstat of the
-// open descriptor is what counts: the name may have been replaced since.
-func (s *Source) readManifest(path string) ([]byte, error) {
-	f, err := s.openFile(path, os.O_RDONLY|openFlags, 0)
+// openFunc is os.OpenFile's shape; tests inject failures through it.
+type openFunc func(name string, flag int, perm os.FileMode) (*os.File, error)
+
+// ReadManifest reads a manifest the way podwatch does everywhere: without
+// blocking on a FIFO, socket or device swapped in after a stat (the type of
+// the open descriptor is what counts), and never more than manifest.MaxSize
+// bytes (larger is an error wrapping manifest.ErrTooLarge). podwatch check
+// reads with it too, so the lint and the agent cannot disagree.
+func ReadManifest(path string) ([]byte, error) { return readManifest(os.OpenFile, path) }
+
+func (s *Source) readManifest(path string) ([]byte, error) { return readManifest(s.openFile, path) }
+
+func readManifest(open openFunc, path string) ([]byte, error) {
+	f, err := open(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
