@@ -67,13 +67,13 @@ func defaultNodeName() string {
 func (o *options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
 	o.Events.AddFlags(fs)
-	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node, appended to static pod names as the kubelet does (default $NODE_NAME, then the lowercased hostname)")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "format of the events printed on stdout: text or json (one v1 Event per line)")
-	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "folder for podwatch's state (published pods, event store)")
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "format of the logs on stderr: text or json")
-	fs.CountVarP(&o.Verbosity, "verbose", "v", "log more (repeat for more)")
-	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "on SIGTERM/SIGINT, how long to flush pending event writes before exiting")
-	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "the kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given; a relative staticPodPath is resolved against the file's folder")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname.")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
+	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Format of the logs on stderr: text or json.")
+	fs.CountVarP(&o.Verbosity, "verbose", "v", "Log more (debug).")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "On SIGTERM or SIGINT, how long to flush pending event writes before exiting.")
+	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "The kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given.")
 }
 
 // applyKubeletConfig reads --kubelet-config, if given, into the options;
