@@ -22,6 +22,12 @@ import (
 // stateFile holds the last published pods in --state-dir.
 const stateFile = "state.json"
 
+// storeLimits let the local store take the first list of a large folder
+// (one ADD per manifest) at disk speed; the API's limits are for the API.
+func storeLimits() events.Limits {
+	return events.Limits{QPS: 1000, Burst: 1000, PendingMax: 1 << 16}
+}
+
 // persistDelay bounds how often the published state is written: a
 // flapping manifest must not rewrite it on every change.
 const persistDelay = time.Second
@@ -58,7 +64,7 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	sinks := []events.Registration{events.StreamTo("stdout", out)}
 	var restore []v1.Event
 	if st != nil {
-		sinks = append(sinks, events.DeliverTo("store", st))
+		sinks = append(sinks, events.DeliverTo("store", st).WithLimits(storeLimits()))
 		restore = st.Events()
 	}
 	rec, err := events.New(opts.Events, clk, log, sinks, restore)
@@ -98,6 +104,8 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	if err := rec.Flush(flushCtx); err != nil {
 		log.Warn("pending event writes not flushed before --shutdown-timeout", "timeout", opts.ShutdownTimeout, "err", err)
 	}
+	stats := rec.Stats()
+	log.Info("podwatch stopped", "recorded", stats.Recorded, "events", stats.Events, "err", loopErr)
 	return loopErr
 }
 

@@ -184,7 +184,7 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, j *job) {
 	sl.queued = true
 	sl.readyAt = now.Add(retryIn)
 	s.q.pushOldest(sl)
-	if s.q.len() > r.opts.PendingMax {
+	if s.q.len() > s.pendingMax {
 		old := s.q.oldest
 		s.q.remove(old)
 		old.queued = false

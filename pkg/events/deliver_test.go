@@ -282,3 +282,29 @@ func TestRunTwiceFails(t *testing.T) {
 	}
 	rn.stop()
 }
+
+// A sink's own limits override Options: the local store takes a burst that
+// the API server's limits would drop.
+func TestRegistrationLimitsOverrideOptions(t *testing.T) {
+	api, local := &fakeSink{}, &fakeSink{}
+	r, _ := newTest(t, Options{PendingMax: 3, AggregateMax: -1}, []Registration{
+		DeliverTo("api", api),
+		DeliverTo("store", local).WithLimits(Limits{PendingMax: 100, QPS: 1000, Burst: 1000}),
+	}, nil)
+	for i := range 10 {
+		mustRecord(t, r, occ("R", fmt.Sprintf("m%d", i)))
+	}
+	if s := sinkStats(t, r, "api"); s.Dropped.PendingFull != 7 {
+		t.Fatalf("api stats %+v, want 7 dropped past PendingMax 3", s)
+	}
+	if s := sinkStats(t, r, "store"); s.Dropped.Total() != 0 || s.Pending != 10 {
+		t.Fatalf("store stats %+v, want all 10 pending, none dropped", s)
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(local.got()); n != 10 {
+		t.Fatalf("store got %d writes, want 10", n)
+	}
+	checkBalance(t, r, "store")
+}

@@ -64,11 +64,12 @@ type deliveredSink struct {
 	wake    chan struct{} // capacity 1: a queued write for Run to look at
 	backoff *backoff.Backoff
 	// Guarded by Recorder.mu:
-	q        queue
-	bucket   bucket
-	inflight int
-	stats    SinkStats
-	dropLogs map[string]*dropLog
+	q          queue
+	bucket     bucket
+	pendingMax int
+	inflight   int
+	stats      SinkStats
+	dropLogs   map[string]*dropLog
 }
 
 // sinkBackoffID is the backoff entry of the sink as a whole; Event names
@@ -114,11 +115,12 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 		case Delivered:
 			r.delivered = append(r.delivered, &deliveredSink{
 				idx: len(r.delivered), name: reg.Name, sink: reg.Sink,
-				wake:     make(chan struct{}, 1),
-				backoff:  backoff.New(clk, opts.RetryInitial, opts.RetryMax),
-				bucket:   newBucket(opts.QPS, opts.Burst, now),
-				stats:    SinkStats{Name: reg.Name, Mode: Delivered},
-				dropLogs: map[string]*dropLog{},
+				wake:       make(chan struct{}, 1),
+				backoff:    backoff.New(clk, opts.RetryInitial, opts.RetryMax),
+				bucket:     newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),
+				pendingMax: orDefault(reg.Limits.PendingMax, opts.PendingMax),
+				stats:      SinkStats{Name: reg.Name, Mode: Delivered},
+				dropLogs:   map[string]*dropLog{},
 			})
 		default:
 			return nil, fmt.Errorf("events: sink %q has unknown mode %d", reg.Name, reg.Mode)
@@ -267,7 +269,7 @@ func (r *Recorder) enqueue(s *deliveredSink, e *entry, now time.Time) bool {
 		s.stats.Coalesced++
 		return false
 	}
-	if s.q.len() >= r.opts.PendingMax {
+	if s.q.len() >= s.pendingMax {
 		old := s.q.oldest
 		s.q.remove(old)
 		old.queued = false
@@ -288,4 +290,12 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | float64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

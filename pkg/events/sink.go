@@ -53,6 +53,22 @@ type Registration struct {
 	Name string
 	Sink Sink
 	Mode Mode
+	// Limits override Options for this Delivered sink: a local file can
+	// take a burst the API server must be spared.
+	Limits Limits
+}
+
+// Limits bound one Delivered sink; zero fields take the Options values.
+type Limits struct {
+	QPS        float64 // sustained writes per second
+	Burst      int     // writes allowed in a burst above QPS
+	PendingMax int     // Events waiting to be written before the oldest is dropped
+}
+
+// WithLimits returns r with its limits set.
+func (r Registration) WithLimits(l Limits) Registration {
+	r.Limits = l
+	return r
 }
 
 // StreamTo registers s as a Stream sink.
