@@ -43,6 +43,7 @@ func BenchmarkRenameToEvent(b *testing.B) {
 			opts.Source.SettleDelay = time.Second
 			opts.NodeName = testNode
 			opts.StateDir = b.TempDir()
+			opts.Metrics.BindAddress = "0"
 			sig := lineSignal{lines: make(chan string, others+16)}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

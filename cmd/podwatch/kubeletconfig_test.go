@@ -50,6 +50,7 @@ func TestStaticPodsDisabledIdles(t *testing.T) {
 	o := defaultOptions()
 	o.NodeName = testNode
 	o.KubeletConfig = writeKubeletConfig(t, "staticPodPath: \"\"\n")
+	o.Metrics.BindAddress = "0"
 	if err := o.applyKubeletConfig(func(string) bool { return false }); err != nil || !o.StaticPodsDisabled {
 		t.Fatalf("err %v disabled %v", err, o.StaticPodsDisabled)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kubeletconfig"
+	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
@@ -23,6 +25,7 @@ const (
 
 // options are the agent's flags.
 type options struct {
+	Metrics   metrics.Options
 	Source    file.Options
 	Events    events.Options
 	NodeName  string // default $NODE_NAME, then the lowercased hostname
@@ -40,10 +43,14 @@ type options struct {
 	// agent then stays up and idle instead of watching a folder the kubelet
 	// ignores (exiting would crash-loop under systemd and in a DaemonSet).
 	StaticPodsDisabled bool
+
+	// onMetricsListen, for tests, learns the bound metrics address.
+	onMetricsListen func(net.Addr)
 }
 
 func defaultOptions() options {
 	return options{
+		Metrics:         metrics.DefaultOptions(),
 		Source:          file.Options{},
 		NodeName:        defaultNodeName(),
 		Output:          events.OutputText,
@@ -67,6 +74,7 @@ func defaultNodeName() string {
 func (o *options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
 	o.Events.AddFlags(fs)
+	o.Metrics.AddFlags(fs)
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
@@ -107,6 +115,9 @@ func (o *options) Validate() error {
 	ev := o.Events
 	ev.Host = o.NodeName
 	if err := ev.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Metrics.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.ShutdownTimeout <= 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
 	"github.com/podwatch/podwatch/pkg/store"
 )
@@ -39,7 +40,21 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	if err := opts.Validate(); err != nil {
 		return err
 	}
+	m := metrics.New(version)
+	metricsAddr, stopMetrics, err := startMetrics(ctx, opts.Metrics, m, log)
+	if err != nil {
+		return err
+	}
+	if opts.onMetricsListen != nil {
+		opts.onMetricsListen(metricsAddr)
+	}
+	defer func() {
+		if err := stopMetrics(); err != nil {
+			log.Warn("metrics server stopped with an error", "err", err)
+		}
+	}()
 	if opts.StaticPodsDisabled {
+		m.SetStaticPodsDisabled(true)
 		log.Warn("the kubelet config turns static pods off (empty staticPodPath): nothing to watch; podwatch stays up idle",
 			"kubeletConfig", opts.KubeletConfig)
 		<-ctx.Done()
@@ -71,13 +86,17 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	if err := m.AddEventStats(rec); err != nil {
+		return err
+	}
 	l := &loop{
-		rec:   rec,
-		clk:   clk,
-		log:   log,
-		state: loadState(st, opts.StateDir, log),
-		save:  st != nil,
-		dir:   opts.StateDir,
+		rec:     rec,
+		metrics: m,
+		clk:     clk,
+		log:     log,
+		state:   loadState(st, opts.StateDir, log),
+		save:    st != nil,
+		dir:     opts.StateDir,
 		opts: diff.Options{
 			NodeName:     opts.NodeName,
 			Path:         opts.Source.Path,
@@ -87,7 +106,7 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	}
 	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName, "stateDir", opts.StateDir,
 		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
-		"publishedPods", len(l.state.Pods), "restoredEvents", len(restore))
+		"publishedPods", len(l.state.Pods), "restoredEvents", len(restore), "metricsAddr", metricsAddr)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -145,12 +164,13 @@ func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
 
 // loop holds the diff state between snapshots. One goroutine owns it.
 type loop struct {
-	rec   *events.Recorder
-	clk   clock.WithTicker
-	opts  diff.Options
-	log   *slog.Logger
-	state diff.State
-	snap  *file.Snapshot
+	rec     *events.Recorder
+	metrics *metrics.Metrics // nil-safe
+	clk     clock.WithTicker
+	opts    diff.Options
+	log     *slog.Logger
+	state   diff.State
+	snap    *file.Snapshot
 
 	recheck clock.Timer // something waits to settle
 	save    bool        // a store is open: persist the state
@@ -177,6 +197,7 @@ func (l *loop) run(ctx context.Context, src *file.Source) error {
 			return nil
 		case s := <-snaps:
 			l.snap = &s
+			l.metrics.ObserveSnapshot(s)
 			l.step(ctx)
 			if s.Relist && !listed {
 				// Decoding every manifest at start leaves a heap goal far above
@@ -222,6 +243,7 @@ func (l *loop) step(ctx context.Context) {
 	now := l.clk.Now()
 	changes, next, recheck := diff.Compute(l.state, *l.snap, now, l.opts)
 	l.state = next
+	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
 		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
 			l.log.Error("writing event failed", "reason", ch.Reason, "err", err)

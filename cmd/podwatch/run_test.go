@@ -69,6 +69,7 @@ func startAgent(t *testing.T, path string, modify ...func(*options)) *agent {
 	opts.NodeName = testNode
 	opts.Output = "json"
 	opts.StateDir = t.TempDir()
+	opts.Metrics.BindAddress = "127.0.0.1:0"
 	for _, m := range modify {
 		m(&opts)
 	}

@@ -33,6 +33,12 @@ type Snapshot struct {
 	// with "." never appear.
 	Files []File
 	Watch WatchStatus
+	// ListDuration and Listed describe the list behind a Relist snapshot,
+	// for metrics: how long it took (reading every changed file included)
+	// and how many directory entries it read (1 for a single file, 0 when
+	// the path could not be listed). Zero when Relist is false.
+	ListDuration time.Duration
+	Listed       int
 }
 
 // File is one entry of the directory, or the single file.

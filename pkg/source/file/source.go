@@ -46,6 +46,7 @@ type Source struct {
 	watchErr   error
 	retry      clock.Timer // armed while the watch is down
 	retryAt    time.Time
+	lastList   listStats
 }
 
 // New checks opts (zero values take the defaults) and builds a Source. It
@@ -164,7 +165,7 @@ func (s *Source) snapshot(relist bool) Snapshot {
 	for i, name := range names {
 		files[i] = s.cache[name].file
 	}
-	return Snapshot{
+	snap := Snapshot{
 		Time:    s.clk.Now(),
 		Relist:  relist,
 		Single:  s.single,
@@ -173,4 +174,8 @@ func (s *Source) snapshot(relist bool) Snapshot {
 		Files:   files,
 		Watch:   s.watchStatus(),
 	}
+	if relist {
+		snap.ListDuration, snap.Listed = s.lastList.took, s.lastList.listed
+	}
+	return snap
 }

@@ -1,0 +1,90 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podwatch/podwatch/pkg/events"
+)
+
+// Drop reasons of podwatch_event_sink_dropped_total, one per events.Drops
+// field.
+const (
+	DropPendingFull = "pending_full"
+	DropPermanent   = "permanent"
+	DropShutdown    = "shutdown"
+)
+
+// CodeUnknown is the code label of every sink write failure for now:
+// events.SinkStats counts failures without their cause. The label exists
+// from the start so that, once sinks report a code (the API server's HTTP
+// status, "io" for a stream), the metric gains series rather than changing
+// its label set under existing alerts and dashboards.
+const CodeUnknown = "unknown"
+
+// eventsCollector reads the recorder's Stats at scrape time: the counters
+// are the recorder's own, so they are exact and never double-counted, and
+// nothing runs between scrapes.
+type eventsCollector struct {
+	src EventStats
+
+	combined, evicted, expired, cached *prometheus.Desc
+	written, failed, coalesced         *prometheus.Desc
+	dropped, pending                   *prometheus.Desc
+}
+
+func newEventsCollector(src EventStats) *eventsCollector {
+	sink := []string{"sink"}
+	return &eventsCollector{
+		src: src,
+		combined: prometheus.NewDesc("podwatch_events_combined_total",
+			"Occurrences folded into a \"(combined from similar events)\" Event.", nil, nil),
+		evicted: prometheus.NewDesc("podwatch_events_evicted_total",
+			"Events the correlation cache forgot for its size cap (their pending writes are still delivered).", nil, nil),
+		expired: prometheus.NewDesc("podwatch_events_expired_total",
+			"Events the correlation cache forgot after idling past its TTL.", nil, nil),
+		cached: prometheus.NewDesc("podwatch_events_cached",
+			"Events the correlation cache holds.", nil, nil),
+		written: prometheus.NewDesc("podwatch_event_sink_writes_total",
+			"Event writes a sink accepted.", sink, nil),
+		failed: prometheus.NewDesc("podwatch_event_sink_write_errors_total",
+			"Failed event write attempts, retried or dropped, by sink and code (\"unknown\" until sinks report one).",
+			[]string{"sink", "code"}, nil),
+		coalesced: prometheus.NewDesc("podwatch_event_sink_coalesced_total",
+			"Occurrences folded into an event write already pending for a sink.", sink, nil),
+		dropped: prometheus.NewDesc("podwatch_event_sink_dropped_total",
+			"Event writes given up, by sink and reason (pending_full, permanent, shutdown).",
+			[]string{"sink", "reason"}, nil),
+		pending: prometheus.NewDesc("podwatch_pending_writes",
+			"Event writes queued or in flight for a sink.", sink, nil),
+	}
+}
+
+func (c *eventsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.combined, c.evicted, c.expired, c.cached,
+		c.written, c.failed, c.coalesced, c.dropped, c.pending} {
+		ch <- d
+	}
+}
+
+func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.src.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(c.combined, st.Combined)
+	counter(c.evicted, st.Evicted)
+	counter(c.expired, st.Expired)
+	ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(st.Events))
+	for _, s := range st.Sinks {
+		counter(c.written, s.Written, s.Name)
+		counter(c.failed, s.Failed, s.Name, CodeUnknown)
+		counter(c.coalesced, s.Coalesced, s.Name)
+		counter(c.dropped, s.Dropped.PendingFull, s.Name, DropPendingFull)
+		counter(c.dropped, s.Dropped.Permanent, s.Name, DropPermanent)
+		counter(c.dropped, s.Dropped.Shutdown, s.Name, DropShutdown)
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(s.Pending), s.Name)
+	}
+}
+
+// Compile-time check that the recorder fits.
+var _ EventStats = (*events.Recorder)(nil)

@@ -1,0 +1,238 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// Manifest states of podwatch_manifests, from the last snapshot.
+const (
+	StateValid      = "valid"
+	StateInvalid    = "invalid"
+	StateDuplicate  = "duplicate" // valid, but an earlier file defines the same pod
+	StateUnreadable = "unreadable"
+	StateNotRegular = "not_regular"
+)
+
+const numStates = 5
+
+// manifestStates are the states in the order stateOf indexes them; a
+// function, so that no package-level table can be changed.
+func manifestStates() [numStates]string {
+	return [...]string{StateValid, StateInvalid, StateDuplicate, StateUnreadable, StateNotRegular}
+}
+
+// listBuckets span an unchanged relist of a few files (stat only, well
+// under a millisecond) to a cold list of 10,000 manifests (seconds).
+func listBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+}
+
+// EventStats is what the event recorder offers: *events.Recorder.
+type EventStats interface{ Stats() events.Stats }
+
+// Metrics holds podwatch's metrics and readiness. Its methods are safe for
+// concurrent use; the run loop writes, scrapes and probes read. The
+// Observe and Set methods do nothing on a nil *Metrics, so code paths and
+// tests without metrics need no checks.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	changes       *prometheus.CounterVec
+	recorded      *prometheus.CounterVec
+	manifests     *prometheus.GaugeVec
+	listDuration  prometheus.Histogram
+	filesListed   prometheus.Gauge
+	watchUp       prometheus.Gauge
+	watchRestarts prometheus.Counter
+	watchBackoff  prometheus.Gauge
+	pathErr       prometheus.Gauge
+	disabled      prometheus.Gauge
+
+	mu    sync.Mutex
+	ready readiness
+	seen  map[string]struct{} // reused by ObserveSnapshot to find duplicates
+}
+
+// New builds the metrics in a registry of their own; version is the
+// agent's build version. Event and sink metrics appear once AddEventStats
+// names the recorder.
+func New(version string) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podwatch_static_pod_changes_total",
+			Help: "Static pod changes the kubelet will make, by op (ADD, UPDATE, REMOVE).",
+		}, []string{"op"}),
+		recorded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podwatch_events_recorded_total",
+			Help: "Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
+		}, []string{"reason", "type"}),
+		manifests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "podwatch_manifests",
+			Help: "Entries of the manifest path by state (valid, invalid, duplicate, unreadable, not_regular), as of the last snapshot.",
+		}, []string{"state"}),
+		listDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "podwatch_list_duration_seconds",
+			Help:    "Time a full list of the manifest path took, reading changed files included.",
+			Buckets: listBuckets(),
+		}),
+		filesListed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_files_listed",
+			Help: "Directory entries read by the last full list (1 for a single file, 0 when the path could not be listed).",
+		}),
+		watchUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_watch_up",
+			Help: "1 when changes to the manifest path are watched as they happen, 0 when only the periodic list sees them.",
+		}),
+		watchRestarts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "podwatch_watch_restarts_total",
+			Help: "Times the watch came back up after being seen down.",
+		}),
+		watchBackoff: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_watch_backoff_seconds",
+			Help: "Current delay of the watch's restart backoff; 0 when it has not failed recently.",
+		}),
+		pathErr: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_manifest_path_error",
+			Help: "1 when the manifest path is missing, unreadable or neither a directory nor a file; podwatch_manifests then shows what was last known.",
+		}),
+		disabled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_static_pods_disabled",
+			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
+		}),
+		seen: map[string]struct{}{},
+	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "podwatch_build_info",
+		Help:        "Always 1; labels say which podwatch build runs.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	buildInfo.Set(1)
+	for _, st := range manifestStates() {
+		m.manifests.WithLabelValues(st)
+	}
+	for _, op := range []diff.Op{diff.OpAdd, diff.OpUpdate, diff.OpRemove} {
+		m.changes.WithLabelValues(string(op))
+	}
+	m.reg.MustRegister(m.changes, m.recorded, m.manifests, m.listDuration, m.filesListed,
+		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ErrEventStatsAdded is returned by a second AddEventStats.
+var ErrEventStatsAdded = errors.New("metrics: event stats already added")
+
+// AddEventStats makes every scrape read ev's counters (the recorder is
+// built after the metrics, which must already serve /readyz while it is).
+// It can be called once.
+func (m *Metrics) AddEventStats(ev EventStats) error {
+	if err := m.reg.Register(newEventsCollector(ev)); err != nil {
+		if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return ErrEventStatsAdded
+		}
+		return fmt.Errorf("metrics: adding event stats: %w", err)
+	}
+	return nil
+}
+
+// Registry is where the metrics live, for tests and for extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ObserveSnapshot updates what a snapshot of the file source tells:
+// manifests by state, the list (when Relist), the watch, and readiness.
+func (m *Metrics) ObserveSnapshot(s file.Snapshot) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var counts [numStates]int
+	clear(m.seen)
+	for _, f := range s.Files {
+		counts[m.stateOf(f)]++
+	}
+	for i, st := range manifestStates() {
+		m.manifests.WithLabelValues(st).Set(float64(counts[i]))
+	}
+	if s.Relist {
+		m.listDuration.Observe(s.ListDuration.Seconds())
+		m.filesListed.Set(float64(s.Listed))
+	}
+	m.pathErr.Set(b2f(s.PathErr != nil))
+	m.watchUp.Set(b2f(s.Watch.Up))
+	m.watchBackoff.Set(s.Watch.Backoff.Seconds())
+	if m.ready.observe(s) {
+		m.watchRestarts.Inc()
+	}
+}
+
+// stateOf returns the index in manifestStates. Files come sorted as the
+// kubelet reads them, so the first file defining a pod wins, as there.
+func (m *Metrics) stateOf(f file.File) int {
+	switch {
+	case f.NotRegular:
+		return 4
+	case f.ReadErr != nil:
+		return 3
+	case f.Pod == nil:
+		return 1
+	}
+	if _, dup := m.seen[f.Pod.Key]; dup {
+		return 2
+	}
+	m.seen[f.Pod.Key] = struct{}{}
+	return 0
+}
+
+// ObserveChanges counts what the diff published; call it with every batch
+// passed to the event recorder.
+func (m *Metrics) ObserveChanges(changes []diff.Change) {
+	if m == nil {
+		return
+	}
+	for _, ch := range changes {
+		if ch.Op != "" {
+			m.changes.WithLabelValues(string(ch.Op)).Inc()
+		}
+		m.recorded.WithLabelValues(ch.Reason, ch.Type).Inc()
+	}
+}
+
+// SetStaticPodsDisabled marks that the kubelet ignores static pods: podwatch
+// has nothing to watch and is ready as it is.
+func (m *Metrics) SetStaticPodsDisabled(disabled bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.disabled.Set(b2f(disabled))
+	m.ready.disabled = disabled
+}
+
+// Ready reports whether podwatch sees the manifest path as the kubelet
+// does, and if not, why.
+func (m *Metrics) Ready() (bool, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ready.status()
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

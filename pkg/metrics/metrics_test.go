@@ -1,0 +1,277 @@
+package metrics
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/manifest"
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// fakeStats hands out whatever the test set; the collector must read it at
+// scrape time, not copy it once.
+type fakeStats struct {
+	mu sync.Mutex
+	st events.Stats
+}
+
+func (f *fakeStats) Stats() events.Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.st
+}
+
+func (f *fakeStats) set(st events.Stats) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st = st
+}
+
+func pod(key string) *manifest.Pod { return &manifest.Pod{Key: key} }
+
+func up() file.WatchStatus { return file.WatchStatus{Up: true} }
+
+func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
+	ev := &fakeStats{}
+	m := New("v1.2.3")
+	if err := m.AddEventStats(ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddEventStats(ev); !errors.Is(err, ErrEventStatsAdded) {
+		t.Errorf("second AddEventStats = %v, want ErrEventStatsAdded", err)
+	}
+	tg := serve(t, m)
+
+	mfs := tg.scrape()
+	if got := value(mfs, "podwatch_build_info", "version", "v1.2.3"); got != 1 {
+		t.Errorf("build_info = %v, want 1", got)
+	}
+	if got := value(mfs, "podwatch_manifests", "state", StateValid); got != 0 {
+		t.Errorf("valid manifests before any snapshot = %v, want 0 (series present)", got)
+	}
+
+	m.ObserveSnapshot(file.Snapshot{
+		Relist: true, ListDuration: 30 * time.Millisecond, Listed: 7, Watch: up(),
+		Files: []file.File{
+			{Name: "a.yaml", Pod: pod("kube-system/a")},
+			{Name: "b.yaml", Pod: pod("kube-system/b")},
+			{Name: "c.yaml", Pod: pod("kube-system/a")}, // loses to a.yaml
+			{Name: "d.yaml", Err: errWatch()},
+			{Name: "e.yaml", ReadErr: errWatch()},
+			{Name: "f", NotRegular: true},
+		},
+	})
+	m.ObserveChanges([]diff.Change{
+		{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded},
+		{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded},
+		{Type: diff.TypeWarning, Reason: diff.ReasonInvalid},
+	})
+	ev.set(events.Stats{Combined: 2, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
+		{Name: "stdout", Mode: events.Stream, Written: 3},
+		{Name: "store", Mode: events.Delivered, Written: 5, Failed: 2, Coalesced: 6, Pending: 1,
+			Dropped: events.Drops{PendingFull: 1, Permanent: 2, Shutdown: 3}},
+	}})
+
+	mfs = tg.scrape()
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"podwatch_manifests", []string{"state", StateValid}, 2},
+		{"podwatch_manifests", []string{"state", StateDuplicate}, 1},
+		{"podwatch_manifests", []string{"state", StateInvalid}, 1},
+		{"podwatch_manifests", []string{"state", StateUnreadable}, 1},
+		{"podwatch_manifests", []string{"state", StateNotRegular}, 1},
+		{"podwatch_list_duration_seconds", nil, 1}, // sample count
+		{"podwatch_files_listed", nil, 7},
+		{"podwatch_watch_up", nil, 1},
+		{"podwatch_static_pod_changes_total", []string{"op", "ADD"}, 2},
+		{"podwatch_static_pod_changes_total", []string{"op", "REMOVE"}, 0},
+		{"podwatch_events_recorded_total", []string{"reason", diff.ReasonAdded, "type", diff.TypeNormal}, 2},
+		{"podwatch_events_recorded_total", []string{"reason", diff.ReasonInvalid, "type", diff.TypeWarning}, 1},
+		{"podwatch_events_combined_total", nil, 2},
+		{"podwatch_events_evicted_total", nil, 1},
+		{"podwatch_events_expired_total", nil, 3},
+		{"podwatch_events_cached", nil, 4},
+		{"podwatch_event_sink_writes_total", []string{"sink", "stdout"}, 3},
+		{"podwatch_event_sink_writes_total", []string{"sink", "store"}, 5},
+		{"podwatch_event_sink_write_errors_total", []string{"sink", "store", "code", CodeUnknown}, 2},
+		{"podwatch_event_sink_coalesced_total", []string{"sink", "store"}, 6},
+		{"podwatch_event_sink_dropped_total", []string{"sink", "store", "reason", DropPendingFull}, 1},
+		{"podwatch_event_sink_dropped_total", []string{"sink", "store", "reason", DropPermanent}, 2},
+		{"podwatch_event_sink_dropped_total", []string{"sink", "store", "reason", DropShutdown}, 3},
+		{"podwatch_pending_writes", []string{"sink", "store"}, 1},
+		{"podwatch_static_pods_disabled", nil, 0},
+		{"process_resident_memory_bytes", nil, -2}, // present: checked below
+	} {
+		got := value(mfs, c.name, c.labels...)
+		if c.want == -2 {
+			if got <= 0 {
+				t.Errorf("%s = %v, want > 0", c.name, got)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if h := mfs["podwatch_list_duration_seconds"].GetMetric()[0].GetHistogram(); h.GetSampleSum() != 0.03 {
+		t.Errorf("list duration sum = %v, want 0.03", h.GetSampleSum())
+	}
+
+	// A watch snapshot is no list: the histogram does not move.
+	ev.set(events.Stats{Sinks: []events.SinkStats{{Name: "store", Written: 9}}})
+	m.ObserveSnapshot(file.Snapshot{Watch: up(), Files: []file.File{{Name: "a.yaml", Pod: pod("kube-system/a")}}})
+	mfs = tg.scrape()
+	if got := value(mfs, "podwatch_list_duration_seconds"); got != 1 {
+		t.Errorf("list samples after a watch snapshot = %v, want 1", got)
+	}
+	if got := value(mfs, "podwatch_manifests", "state", StateDuplicate); got != 0 {
+		t.Errorf("duplicates after a.yaml alone = %v, want 0", got)
+	}
+	if got := value(mfs, "podwatch_event_sink_writes_total", "sink", "store"); got != 9 {
+		t.Errorf("store writes = %v, want 9 (read at scrape time)", got)
+	}
+}
+
+func TestWatchGaugesAndRestarts(t *testing.T) {
+	m := New("dev")
+	tg := serve(t, m)
+	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	down := file.WatchStatus{Err: errWatch(), Backoff: 4 * time.Second, RetryAt: retry}
+
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: down})
+	mfs := tg.scrape()
+	if up, b, r := value(mfs, "podwatch_watch_up"), value(mfs, "podwatch_watch_backoff_seconds"), value(mfs, "podwatch_watch_restarts_total"); up != 0 || b != 4 || r != 0 {
+		t.Errorf("down at start: up %v backoff %v restarts %v, want 0 4 0", up, b, r)
+	}
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: file.WatchStatus{Up: true, Backoff: 4 * time.Second}})
+	m.ObserveSnapshot(file.Snapshot{Watch: file.WatchStatus{Up: true, Backoff: 4 * time.Second}})
+	m.ObserveSnapshot(file.Snapshot{Watch: down})
+	m.ObserveSnapshot(file.Snapshot{Watch: down})
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	mfs = tg.scrape()
+	if up, b, r := value(mfs, "podwatch_watch_up"), value(mfs, "podwatch_watch_backoff_seconds"), value(mfs, "podwatch_watch_restarts_total"); up != 1 || b != 0 || r != 2 {
+		t.Errorf("after two recoveries: up %v backoff %v restarts %v, want 1 0 2", up, b, r)
+	}
+	if got := value(mfs, "podwatch_event_sink_writes_total"); got != -1 {
+		t.Errorf("sink metrics without a recorder = %v, want absent", got)
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	m := New("dev")
+	tg := serve(t, m)
+
+	if code, body := tg.get("/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	}
+	if code, body := tg.get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, NotReadyFirstList) {
+		t.Errorf("/readyz before the first list = %d %q, want 503 %q", code, body, NotReadyFirstList)
+	}
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	if code, body := tg.get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the first list = %d %q, want 200", code, body)
+	}
+	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m.ObserveSnapshot(file.Snapshot{Watch: file.WatchStatus{Err: errWatch(), Backoff: 8 * time.Second, RetryAt: retry}})
+	code, body := tg.get("/readyz")
+	for _, want := range []string{NotReadyWatchDown, errWatch().Error(), "backoff 8s", "2026-01-02T03:04:05Z"} {
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
+			t.Errorf("/readyz with the watch down = %d %q, want 503 containing %q", code, body, want)
+		}
+	}
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	if code, body := tg.get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the watch restarted = %d %q, want 200", code, body)
+	}
+}
+
+// With static pods off there is nothing to list: ready at once, and said so.
+func TestStaticPodsDisabledIsReady(t *testing.T) {
+	m := New("dev")
+	tg := serve(t, m)
+	m.SetStaticPodsDisabled(true)
+	if code, body := tg.get("/readyz"); code != http.StatusOK || !strings.Contains(body, "disabled") {
+		t.Errorf("/readyz = %d %q, want 200 saying static pods are disabled", code, body)
+	}
+	if got := value(tg.scrape(), "podwatch_static_pods_disabled"); got != 1 {
+		t.Errorf("podwatch_static_pods_disabled = %v, want 1", got)
+	}
+}
+
+// The loop writes while scrapes and probes read; -race checks the rest.
+func TestConcurrentObserveAndScrape(t *testing.T) {
+	m := New("dev")
+	if err := m.AddEventStats(&fakeStats{}); err != nil {
+		t.Fatal(err)
+	}
+	tg := serve(t, m)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			m.ObserveSnapshot(file.Snapshot{Relist: i%2 == 0, Watch: file.WatchStatus{Up: i%3 != 0},
+				Files: []file.File{{Name: "a", Pod: pod("ns/a")}, {Name: "b", Pod: pod("ns/a")}}})
+			m.ObserveChanges([]diff.Change{{Op: diff.OpUpdate, Type: diff.TypeNormal, Reason: diff.ReasonUpdated}})
+		}
+	}()
+	for range 20 {
+		tg.scrape()
+		tg.get("/readyz")
+	}
+	<-done
+	if got := value(tg.scrape(), "podwatch_static_pod_changes_total", "op", "UPDATE"); got != 200 {
+		t.Errorf("updates = %v, want 200", got)
+	}
+}
+
+// Names, help and units as promtool would check them.
+func TestMetricsLint(t *testing.T) {
+	m := New("dev")
+	if err := m.AddEventStats(&fakeStats{st: events.Stats{Sinks: []events.SinkStats{{Name: "stdout"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	m.ObserveChanges([]diff.Change{{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded}})
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "podwatch_") {
+			t.Errorf("lint %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+// Two Metrics in one process must not collide: nothing is global.
+func TestNoGlobalRegistry(t *testing.T) {
+	a, b := New("a"), New("b")
+	a.ObserveChanges([]diff.Change{{Op: diff.OpAdd, Reason: diff.ReasonAdded, Type: diff.TypeNormal}})
+	tb := serve(t, b)
+	if got := value(tb.scrape(), "podwatch_static_pod_changes_total", "op", "ADD"); got != 0 {
+		t.Errorf("b saw a's change: %v", got)
+	}
+}
+
+// Paths without metrics pass a nil *Metrics.
+func TestNilMetricsIsANoOp(t *testing.T) {
+	var m *Metrics
+	m.ObserveSnapshot(file.Snapshot{Relist: true})
+	m.ObserveChanges([]diff.Change{{Op: diff.OpAdd}})
+	m.SetStaticPodsDisabled(true)
+}

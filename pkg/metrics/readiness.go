@@ -1,0 +1,55 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// Readiness reasons, the first line of a 503 from /readyz.
+const (
+	NotReadyFirstList = "first list not done"
+	NotReadyWatchDown = "watch down"
+)
+
+// readiness is derived from the snapshots seen; Metrics.mu guards it.
+type readiness struct {
+	disabled bool
+	listed   bool // a Relist snapshot was seen
+	observed bool // any snapshot was seen: watch is meaningful
+	watch    file.WatchStatus
+}
+
+// observe records s and reports whether the watch came back up after
+// being seen down (a restart). The watch's first start is no restart.
+func (r *readiness) observe(s file.Snapshot) (restarted bool) {
+	restarted = r.observed && !r.watch.Up && s.Watch.Up
+	r.observed = true
+	r.listed = r.listed || s.Relist
+	r.watch = s.Watch
+	return restarted
+}
+
+// status says ready, or why not. Without the watch podwatch still lists
+// every --file-check-frequency, but it can lag the kubelet (which reacts to
+// inotify) by that much, so it is not ready.
+func (r *readiness) status() (bool, string) {
+	switch {
+	case r.disabled:
+		return true, "ok: static pods are disabled in the kubelet config"
+	case !r.listed:
+		return false, NotReadyFirstList
+	case !r.watch.Up:
+		msg := NotReadyWatchDown
+		if r.watch.Err != nil {
+			msg += ": " + r.watch.Err.Error()
+		}
+		msg += fmt.Sprintf("; backoff %s", r.watch.Backoff)
+		if !r.watch.RetryAt.IsZero() {
+			msg += "; next retry at " + r.watch.RetryAt.UTC().Format(time.RFC3339Nano)
+		}
+		return false, msg
+	}
+	return true, "ok"
+}
