@@ -35,8 +35,10 @@ test-unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=10s ./pkg/manifest/
 
+# The kubelet oracle and the integration tests against a real kube-apiserver
+# and etcd, built from the module proxy once and cached outside the repo.
 test-oracle:
-	cd test/tools && $(GO) test -count=1 ./...
+	cd test/tools && ./build-binaries.sh && $(GO) test -count=1 ./...
 
 # systemd-analyze verify and a gate on the unit's exposure score; installs
 # Debian's systemd package first when systemd-analyze is missing.

@@ -65,7 +65,7 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return flagError(stderr, "podwatch", err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
@@ -87,4 +87,11 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		return 1
 	}
 	return 0
+}
+
+// flagError reports a flag error (pflag's ContinueOnError prints none) and
+// returns the usage exit code.
+func flagError(w io.Writer, cmd string, err error) int {
+	fmt.Fprintf(w, "%s: %v\nRun '%s --help' for usage.\n", cmd, err, cmd)
+	return 2
 }

@@ -26,6 +26,17 @@ func TestRealMainUsageAndVersion(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
+	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	if code := realMain([]string{"--no-such-flag"}, &out, errFile); code != 2 {
+		t.Fatalf("unknown flag: exit %d", code)
+	}
+	if b, _ := os.ReadFile(errFile.Name()); !strings.Contains(string(b), "unknown flag: --no-such-flag") {
+		t.Fatalf("unknown flag: stderr %q does not say what is wrong", b)
+	}
 	if code := realMain([]string{"--help"}, &out, devnull); code != 0 {
 		t.Errorf("--help: exit %d, want 0", code)
 	}

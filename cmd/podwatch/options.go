@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/pkg/kubeletconfig"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
@@ -28,6 +29,7 @@ type options struct {
 	Metrics   metrics.Options
 	Source    file.Options
 	Events    events.Options
+	Kube      kube.Options
 	NodeName  string // default $NODE_NAME, then the lowercased hostname
 	Output    string // text (default) or json
 	StateDir  string // default /var/lib/podwatch
@@ -74,6 +76,7 @@ func defaultNodeName() string {
 func (o *options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
 	o.Events.AddFlags(fs)
+	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
@@ -118,6 +121,9 @@ func (o *options) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := o.Metrics.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Kube.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.ShutdownTimeout <= 0 {

@@ -82,6 +82,11 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 		sinks = append(sinks, events.DeliverTo("store", st).WithLimits(storeLimits()))
 		restore = st.Events()
 	}
+	kubeSinks, restore, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore)
+	if err != nil {
+		return err
+	}
+	sinks = append(sinks, kubeSinks...)
 	rec, err := events.New(opts.Events, clk, log, sinks, restore)
 	if err != nil {
 		return err

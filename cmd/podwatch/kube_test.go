@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/kube"
+)
+
+func TestSetupKubeWithoutClusterIsNoSink(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	local := []v1.Event{{}}
+	regs, restore, err := setupKube(context.Background(), kube.Options{}, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), local)
+	if err != nil || regs != nil || len(restore) != 1 {
+		t.Errorf("setupKube = %v, %d restored, %v; want no sink, local kept, no error", regs, len(restore), err)
+	}
+}
+
+func TestSetupKubeWithKubeconfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	// An unreachable server: setup must not block on it (Restore fails fast
+	// with a refused connection and keeps the local Events).
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var opts kube.Options
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse([]string{"--kubeconfig", path, "--kube-api-qps", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	regs, _, err := setupKube(context.Background(), opts, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), nil)
+	if err != nil || len(regs) != 1 || regs[0].Name != kubeSinkName {
+		t.Fatalf("setupKube = %v, %v; want the api sink", regs, err)
+	}
+}
+
+func TestKubeOptionsValidate(t *testing.T) {
+	err := kube.Options{QPS: -1, Burst: -1, Kubeconfig: "/does/not/exist"}.Validate()
+	for _, want := range []string{"--kube-api-qps", "--kube-api-burst", "--kubeconfig"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v; want it to mention %s", err, want)
+		}
+	}
+}

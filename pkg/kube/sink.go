@@ -1,0 +1,389 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+)
+
+// MirrorAnnotation holds a mirror pod's config hash, which the kubelet also
+// uses as the uid of the Events it records about a static pod: `kubectl
+// describe pod` selects Events by involvedObject.uid, so Pod Events carry it.
+const MirrorAnnotation = "kubernetes.io/config.mirror"
+
+// AnnotationRetargeted marks an Event re-targeted at the Node because its
+// pod's namespace is gone; the value is "<namespace>/<name>" of the pod.
+const AnnotationRetargeted = "podwatch.io/retargeted-from"
+
+// Defaults of SinkOptions.
+const (
+	DefaultMirrorTTL  = 30 * time.Second
+	DefaultMirrorWait = 3 * time.Second
+	DefaultJitter     = 2 * time.Second
+	mirrorPoll        = 250 * time.Millisecond
+)
+
+// SinkOptions tune a Sink. Zero values take the defaults.
+type SinkOptions struct {
+	// Node is this node's name: the target of re-targeted Events. Required.
+	Node string
+	// MirrorTTL is how long a mirror pod's uid is reused without a new get.
+	MirrorTTL time.Duration
+	// MirrorWait bounds the wait for the kubelet to recreate a mirror pod
+	// after a StaticPodUpdated, within the write's own deadline.
+	MirrorWait time.Duration
+	// Jitter is the longest random wait before the first write after a
+	// retryable failure. pkg/events' backoff is deterministic, so without it
+	// thousands of nodes that lost the API together would retry in step.
+	Jitter time.Duration
+}
+
+// Sink writes Events to the API through the typed core/v1 client. It is safe
+// for concurrent use.
+type Sink struct {
+	client corev1client.CoreV1Interface
+	opts   SinkOptions
+	clk    clock.Clock
+	log    *slog.Logger
+
+	mu        sync.Mutex
+	mirrors   map[types.NamespacedName]mirror
+	retarget  map[types.NamespacedName]bool // Events re-targeted at the Node, by original namespace/name
+	failing   bool                          // the last write failed retryably: jitter the next
+	forbidden map[string]bool               // 403 causes already logged
+}
+
+// mirror is the last uid read from a mirror pod.
+type mirror struct {
+	uid types.UID // "" when the pod had no annotation or did not exist
+	at  time.Time
+}
+
+// NewSink builds a Sink on client. A nil clk is the real clock; a nil log
+// discards.
+func NewSink(client corev1client.CoreV1Interface, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*Sink, error) {
+	if opts.Node == "" {
+		return nil, errors.New("kube: node name is required")
+	}
+	if opts.MirrorTTL == 0 {
+		opts.MirrorTTL = DefaultMirrorTTL
+	}
+	if opts.MirrorWait == 0 {
+		opts.MirrorWait = DefaultMirrorWait
+	}
+	if opts.Jitter == 0 {
+		opts.Jitter = DefaultJitter
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sink{
+		client: client, opts: opts, clk: clk, log: log.With("component", "kube"),
+		mirrors:   map[types.NamespacedName]mirror{},
+		retarget:  map[types.NamespacedName]bool{},
+		forbidden: map[string]bool{},
+	}, nil
+}
+
+// NewClient returns the typed core/v1 client for cfg.
+func NewClient(cfg *rest.Config) (corev1client.CoreV1Interface, error) {
+	c, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube: client: %w", err)
+	}
+	return c, nil
+}
+
+// Write implements events.Sink: create on the first write, patch after. The
+// error is retryable unless it wraps events.ErrPermanent.
+func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
+	if err := s.jitter(ctx); err != nil {
+		return err
+	}
+	var err error
+	if update {
+		err = s.update(ctx, ev)
+	} else {
+		err = s.create(ctx, ev, true)
+	}
+	return s.classify(ev, err)
+}
+
+// jitter waits a random time up to Jitter (and at most half the time left
+// to the write) when the previous write failed retryably.
+func (s *Sink) jitter(ctx context.Context) error {
+	s.mu.Lock()
+	failing := s.failing
+	s.mu.Unlock()
+	if !failing {
+		return nil
+	}
+	max := s.opts.Jitter
+	if dl, ok := ctx.Deadline(); ok {
+		if left := dl.Sub(s.clk.Now()) / 2; left < max {
+			max = left
+		}
+	}
+	if max <= 0 {
+		return nil
+	}
+	t := s.clk.NewTimer(rand.N(max))
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kube: waiting to retry: %w", ctx.Err())
+	}
+}
+
+// update patches the Event; one the API no longer has (TTL, deleted behind
+// podwatch's back, or restored from the local store) is created again with
+// its full count.
+func (s *Sink) update(ctx context.Context, ev *v1.Event) error {
+	ns := s.namespace(ev)
+	err := s.patch(ctx, ns, ev)
+	if apierrors.IsNotFound(err) {
+		return s.create(ctx, ev, true)
+	}
+	return err
+}
+
+// create creates the Event. A create the API already has (an earlier
+// attempt timed out after it was stored, or a restart) becomes a patch.
+func (s *Sink) create(ctx context.Context, ev *v1.Event, again bool) error {
+	out := s.apiCopy(ctx, ev)
+	_, err := s.client.Events(out.Namespace).Create(ctx, out, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		// Get first: if the Event vanished in between, create it again
+		// rather than fail the write on a 404 patch.
+		if _, gerr := s.client.Events(out.Namespace).Get(ctx, out.Name, metav1.GetOptions{}); gerr != nil {
+			if apierrors.IsNotFound(gerr) && again {
+				return s.create(ctx, ev, false)
+			}
+			return fmt.Errorf("get after conflict: %w", gerr)
+		}
+		return s.patch(ctx, out.Namespace, ev)
+	case out.InvolvedObject.Kind == "Pod" && namespaceGone(err):
+		s.mu.Lock()
+		s.retarget[types.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] = true
+		s.mu.Unlock()
+		s.log.Info("namespace of a static pod is missing: recording its Event on the Node",
+			"namespace", ev.InvolvedObject.Namespace, "pod", ev.InvolvedObject.Name, "event", ev.Name)
+		if again {
+			return s.create(ctx, ev, false)
+		}
+	}
+	return err
+}
+
+// namespaceGone reports a create refused because the namespace does not
+// exist or is being deleted.
+func namespaceGone(err error) bool {
+	if apierrors.IsNotFound(err) {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) {
+			if d := st.Status().Details; d != nil && d.Kind == "namespaces" {
+				return true
+			}
+		}
+		return false
+	}
+	return apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)
+}
+
+// patch sends the count and lastTimestamp (and the message of a combined
+// Event, which takes the latest one). A merge patch: these are scalars.
+func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
+	p := map[string]any{
+		"count":         ev.Count,
+		"lastTimestamp": ev.LastTimestamp,
+	}
+	if strings.HasPrefix(ev.Message, events.CombinedPrefix) {
+		p["message"] = ev.Message
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return events.Permanent(fmt.Errorf("patch body: %w", err))
+	}
+	_, err = s.client.Events(ns).Patch(ctx, ev.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	return err
+}
+
+// namespace is where the Event lives in the API.
+func (s *Sink) namespace(ev *v1.Event) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retarget[types.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] {
+		return metav1.NamespaceDefault
+	}
+	return ev.Namespace
+}
+
+// apiCopy is the Event as the API gets it: re-targeted at the Node when its
+// namespace is gone, or with the mirror pod's uid. The uid is set only here,
+// never in the compression key, so a mirror pod recreated with a new hash
+// does not split one happening into two Events.
+func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) *v1.Event {
+	out := ev.DeepCopy()
+	out.ResourceVersion = ""
+	out.UID = ""
+	if s.namespace(ev) != ev.Namespace {
+		pod := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
+		out.Namespace = metav1.NamespaceDefault
+		out.InvolvedObject = events.NodeRef(s.opts.Node)
+		out.Message = "pod " + pod + ": " + ev.Message
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[AnnotationRetargeted] = pod
+		return out
+	}
+	if out.InvolvedObject.Kind == "Pod" && out.InvolvedObject.UID == "" {
+		out.InvolvedObject.UID = s.mirrorUID(ctx, ev)
+	}
+	return out
+}
+
+// mirrorUID returns the mirror pod's config hash, or "" when unknown. After
+// a StaticPodUpdated the kubelet recreates the mirror pod with a new hash:
+// the cached one is then stale, and a short wait (bounded by MirrorWait and
+// the write's deadline) lets the new pod appear. Failing to read it never
+// fails the write: the Event still shows in `kubectl events --for pod/NAME`.
+func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) types.UID {
+	key := types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
+	since := ev.FirstTimestamp.Time
+	now := s.clk.Now()
+	s.mu.Lock()
+	old, ok := s.mirrors[key]
+	s.mu.Unlock()
+	if ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
+		return old.uid
+	}
+	wait := ev.Reason == diff.ReasonUpdated && ok && old.uid != ""
+	deadline := now.Add(s.opts.MirrorWait)
+	if dl, has := ctx.Deadline(); has {
+		if half := now.Add(dl.Sub(now) / 2); half.Before(deadline) {
+			deadline = half
+		}
+	}
+	for {
+		uid, err := s.getMirror(ctx, key)
+		if err == nil && (!wait || uid != old.uid && uid != "") {
+			s.remember(key, uid)
+			return uid
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			// Forbidden, unreachable: keep what we knew.
+			return old.uid
+		}
+		if !wait || !s.clk.Now().Add(mirrorPoll).Before(deadline) {
+			if ev.Reason == diff.ReasonRemoved && uid == "" {
+				// The kubelet deletes the mirror pod of a removed static pod:
+				// the last known hash still names it.
+				return old.uid
+			}
+			s.remember(key, uid)
+			return uid
+		}
+		t := s.clk.NewTimer(mirrorPoll)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return old.uid
+		}
+	}
+}
+
+func (s *Sink) remember(key types.NamespacedName, uid types.UID) {
+	s.mu.Lock()
+	s.mirrors[key] = mirror{uid: uid, at: s.clk.Now()}
+	s.mu.Unlock()
+}
+
+// getMirror reads the annotation; a missing pod is ("", NotFound).
+func (s *Sink) getMirror(ctx context.Context, key types.NamespacedName) (types.UID, error) {
+	pod, err := s.client.Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			s.logForbidden("get pods", err)
+		}
+		return "", err
+	}
+	return types.UID(pod.Annotations[MirrorAnnotation]), nil
+}
+
+// classify turns an API error into what pkg/events acts on: permanent
+// (dropped and counted) or retryable (backed off, count kept).
+func (s *Sink) classify(ev *v1.Event, err error) error {
+	s.mu.Lock()
+	s.failing = err != nil && !permanent(err)
+	s.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("kube: event %s/%s: %w", ev.Namespace, ev.Name, err)
+	switch {
+	case permanent(err):
+		return events.Permanent(err)
+	case apierrors.IsForbidden(err):
+		s.logForbidden("write events", err)
+	case apierrors.IsUnauthorized(err):
+		s.logForbidden("authenticate", err)
+	}
+	return err
+}
+
+// permanent reports errors no retry can fix: the API judged the Event
+// itself, not the moment.
+func permanent(err error) bool {
+	return errors.Is(err, events.ErrPermanent) ||
+		apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// logForbidden logs a 403/401 once per cause: the write is retried with
+// backoff, and logging each retry would bury the one line that says which
+// RBAC rule is missing.
+func (s *Sink) logForbidden(op string, err error) {
+	cause := op
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		if d := st.Status().Details; d != nil {
+			cause += " " + d.Group + "/" + d.Kind
+		}
+		cause += " " + string(st.Status().Reason)
+	}
+	s.mu.Lock()
+	seen := s.forbidden[cause]
+	s.forbidden[cause] = true
+	s.mu.Unlock()
+	if !seen {
+		s.log.Error("the Kubernetes API refused podwatch's credentials: check the ServiceAccount's ClusterRole (deploy/kubernetes/rbac.yaml); writes are retried with backoff and nothing is dropped while the pending queue has room",
+			"op", op, "err", err)
+	}
+}

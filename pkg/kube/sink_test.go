@@ -1,0 +1,271 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+)
+
+const node = "node-a"
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func podEvent(name string, count int32) *v1.Event {
+	return &v1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+		InvolvedObject: events.PodRef("kube-system", "etcd-"+node),
+		Reason:         diff.ReasonAdded, Message: "added", Type: v1.EventTypeNormal,
+		Source:         v1.EventSource{Component: events.Component, Host: node},
+		FirstTimestamp: metav1.NewTime(t0), LastTimestamp: metav1.NewTime(t0.Add(time.Duration(count) * time.Second)),
+		Count: count, ReportingController: events.Component, ReportingInstance: "podwatch-" + node,
+	}
+}
+
+func mirrorPod(hash string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-" + node,
+		Annotations: map[string]string{MirrorAnnotation: hash}}}
+}
+
+// logBuf collects log lines for assertions.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newTestSink(t *testing.T, objs ...runtime.Object) (*Sink, *fake.Clientset, *logBuf) {
+	t.Helper()
+	cs := fake.NewClientset(objs...)
+	var lb logBuf
+	s, err := NewSink(cs.CoreV1(), SinkOptions{Node: node}, clocktesting.NewFakeClock(t0), slog.New(slog.NewTextHandler(&lb, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cs, &lb
+}
+
+func getEvent(t *testing.T, cs *fake.Clientset, ns, name string) *v1.Event {
+	t.Helper()
+	ev, err := cs.CoreV1().Events(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get event %s/%s: %v", ns, name, err)
+	}
+	return ev
+}
+
+func verbs(cs *fake.Clientset) string {
+	var v []string
+	for _, a := range cs.Actions() {
+		v = append(v, a.GetVerb()+" "+a.GetResource().Resource)
+	}
+	return strings.Join(v, ", ")
+}
+
+func TestCreateThenPatchWithMirrorUID(t *testing.T) {
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"))
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.1", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, podEvent("e.1", 7), true); err != nil {
+		t.Fatal(err)
+	}
+	reqs := verbs(cs)
+	got := getEvent(t, cs, "kube-system", "e.1")
+	if got.Count != 7 || got.InvolvedObject.UID != "hash1" || !got.LastTimestamp.Time.Equal(t0.Add(7*time.Second)) {
+		t.Errorf("event = count %d uid %q last %v; want 7, hash1, +7s", got.Count, got.InvolvedObject.UID, got.LastTimestamp)
+	}
+	if want := "get pods, create events, patch events"; reqs != want {
+		t.Errorf("requests = %s; want %s", reqs, want)
+	}
+}
+
+func TestPatchNotFoundCreatesWithFullCount(t *testing.T) {
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"))
+	if err := s.Write(context.Background(), podEvent("e.2", 42), true); err != nil {
+		t.Fatal(err)
+	}
+	if want := "patch events, get pods, create events"; verbs(cs) != want {
+		t.Errorf("requests = %s; want %s", verbs(cs), want)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.2"); got.Count != 42 {
+		t.Errorf("count = %d, want 42", got.Count)
+	}
+}
+
+func TestCreateConflictGetsThenPatches(t *testing.T) {
+	existing := podEvent("e.3", 2)
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"), existing)
+	if err := s.Write(context.Background(), podEvent("e.3", 5), false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "get pods, create events, get events, patch events"; verbs(cs) != want {
+		t.Errorf("requests = %s; want %s", verbs(cs), want)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.3"); got.Count != 5 {
+		t.Errorf("count = %d, want 5", got.Count)
+	}
+}
+
+func TestInvalidIsPermanent(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Event"}, "e.4", nil)
+	})
+	err := s.Write(context.Background(), podEvent("e.4", 1), false)
+	if !errors.Is(err, events.ErrPermanent) || !apierrors.IsInvalid(err) {
+		t.Errorf("err = %v; want permanent and still an Invalid status error", err)
+	}
+}
+
+func TestRetryableErrors(t *testing.T) {
+	for name, apiErr := range map[string]error{
+		"503":       apierrors.NewServiceUnavailable("down"),
+		"429":       apierrors.NewTooManyRequests("slow down", 1),
+		"500":       apierrors.NewInternalError(errors.New("boom")),
+		"transport": errors.New("dial tcp 127.0.0.1:1: connect: connection refused"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, cs, _ := newTestSink(t)
+			cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apiErr
+			})
+			err := s.Write(context.Background(), podEvent("e.5", 1), false)
+			if err == nil || errors.Is(err, events.ErrPermanent) {
+				t.Errorf("err = %v; want retryable", err)
+			}
+		})
+	}
+}
+
+func TestForbiddenLoggedOnceAndRetryable(t *testing.T) {
+	s, cs, lb := newTestSink(t)
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "e.6", errors.New("no RBAC"))
+	})
+	for range 3 {
+		err := s.Write(context.Background(), podEvent("e.6", 1), false)
+		if err == nil || errors.Is(err, events.ErrPermanent) || !apierrors.IsForbidden(err) {
+			t.Fatalf("err = %v; want retryable Forbidden", err)
+		}
+		s.mu.Lock()
+		s.failing = false // no jitter wait on the fake clock
+		s.mu.Unlock()
+	}
+	if n := strings.Count(lb.String(), "refused podwatch's credentials"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, lb.String())
+	}
+}
+
+func TestMissingNamespaceRetargetsAtNode(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	cs.PrependReactor("create", "events", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if ns := a.GetNamespace(); ns == "kube-system" {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
+		}
+		return false, nil, nil
+	})
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.7", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, podEvent("e.7", 3), true); err != nil {
+		t.Fatal(err)
+	}
+	got := getEvent(t, cs, "default", "e.7")
+	if got.InvolvedObject.Kind != "Node" || got.InvolvedObject.UID != node || got.Count != 3 ||
+		!strings.Contains(got.Message, "kube-system/etcd-"+node) || got.Annotations[AnnotationRetargeted] == "" {
+		t.Errorf("re-targeted event = %+v", got)
+	}
+}
+
+func TestMirrorUIDRefreshedAfterUpdate(t *testing.T) {
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"))
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.8", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet recreated the mirror pod with the new config hash.
+	if _, err := cs.CoreV1().Pods("kube-system").Update(ctx, mirrorPod("hash2"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	up := podEvent("e.9", 1)
+	up.Reason = diff.ReasonUpdated
+	up.FirstTimestamp = metav1.NewTime(t0.Add(time.Second)) // after the cached read
+	if err := s.Write(ctx, up, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.9"); got.InvolvedObject.UID != "hash2" {
+		t.Errorf("uid = %q, want hash2", got.InvolvedObject.UID)
+	}
+}
+
+func TestNoMirrorPodStillWrites(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	if err := s.Write(context.Background(), podEvent("e.10", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.10"); got.InvolvedObject.UID != "" {
+		t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
+	}
+}
+
+func TestRestoreListsOnlyWhatLocalLacks(t *testing.T) {
+	apiNode := v1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: node + ".1"},
+		InvolvedObject: events.NodeRef(node), Source: v1.EventSource{Component: events.Component, Host: node}, Count: 4}
+	apiPod := *podEvent("p.1", 9)
+	apiPod.InvolvedObject.UID = "hash1"
+	cs := fake.NewClientset(&apiNode, &apiPod)
+	local := []v1.Event{*podEvent("p.0", 2)}
+	got := Restore(context.Background(), cs.CoreV1(), node, local, nil, events.PodRef("ns2", "other"))
+	// Node is lacking locally: listed; the local pod is not; "other" is.
+	if want := "list events, list events"; verbs(cs) != want {
+		t.Errorf("requests = %s; want %s", verbs(cs), want)
+	}
+	for _, a := range cs.Actions() {
+		if sel := a.(clienttesting.ListAction).GetListRestrictions().Fields.String(); !strings.Contains(sel, "involvedObject.name=") {
+			t.Errorf("list without an involvedObject field selector: %q", sel)
+		}
+	}
+	if len(got) != 2 || got[1].Name != node+".1" {
+		t.Errorf("restored = %v", got)
+	}
+}
+
+func TestRestoreForbiddenFallsBackToLocal(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("list", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("no list"))
+	})
+	local := []v1.Event{*podEvent("p.0", 2)}
+	if got := Restore(context.Background(), cs.CoreV1(), node, local, nil); len(got) != 1 {
+		t.Errorf("restored %d events, want the 1 local", len(got))
+	}
+}

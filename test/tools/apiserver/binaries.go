@@ -1,0 +1,98 @@
+package apiserver
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+// Versions of the binaries; keep them in step with ../go.mod,
+// ../etcd/go.mod and ../build-binaries.sh.
+const (
+	KubeVersion = "v1.37.2"
+	EtcdVersion = "v3.6.16"
+)
+
+// Binaries are the paths of the two programs.
+type Binaries struct {
+	KubeAPIServer string
+	Etcd          string
+}
+
+// CacheDir is where built binaries are kept.
+func CacheDir() (string, error) {
+	if d := os.Getenv("PODWATCH_BIN_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir() // $XDG_CACHE_HOME, else $HOME/.cache
+	if err != nil {
+		return "", fmt.Errorf("cache dir: %w", err)
+	}
+	return filepath.Join(d, "podwatch", "bin"), nil
+}
+
+// BuildBinaries returns the cached binaries, building what is missing. It
+// holds an exclusive lock on the cache while it builds, so test binaries
+// running in parallel build once.
+func BuildBinaries() (Binaries, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return Binaries{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Binaries{}, fmt.Errorf("cache dir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return Binaries{}, fmt.Errorf("cache lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return Binaries{}, fmt.Errorf("cache lock: %w", err)
+	}
+	tools, err := toolsDir()
+	if err != nil {
+		return Binaries{}, err
+	}
+	b := Binaries{
+		KubeAPIServer: filepath.Join(dir, "kube-apiserver-"+KubeVersion),
+		Etcd:          filepath.Join(dir, "etcd-"+EtcdVersion),
+	}
+	if err := goBuild(tools, "k8s.io/kubernetes/cmd/kube-apiserver", b.KubeAPIServer); err != nil {
+		return Binaries{}, err
+	}
+	if err := goBuild(filepath.Join(tools, "etcd"), "go.etcd.io/etcd/server/v3", b.Etcd); err != nil {
+		return Binaries{}, err
+	}
+	return b, nil
+}
+
+// toolsDir is the test/tools module, found from this file's path: tests run
+// from source, never from a trimmed build.
+func toolsDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("cannot locate the test/tools module")
+	}
+	return filepath.Dir(filepath.Dir(file)), nil
+}
+
+func goBuild(dir, pkg, out string) error {
+	if fi, err := os.Stat(out); err == nil && fi.Mode()&0o111 != 0 {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp.%d", out, os.Getpid())
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, pkg)
+	cmd.Dir = dir
+	if o, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, o)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("install %s: %w", out, err)
+	}
+	return nil
+}
