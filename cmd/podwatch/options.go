@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
@@ -141,14 +143,20 @@ func (o *options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o *options) logger(w *os.File) *slog.Logger {
+// logger builds the agent's logger and routes klog (client-go's logs)
+// through it: one stream, one format.
+func (o *options) logger(w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	if o.Verbosity > 0 {
 		level = slog.LevelDebug
 	}
 	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
 	if o.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, hopts))
+		log = slog.New(slog.NewJSONHandler(w, hopts))
+	} else {
+		log = slog.New(slog.NewTextHandler(w, hopts))
 	}
-	return slog.New(slog.NewTextHandler(w, hopts))
+	klog.SetSlogLogger(log)
+	return log
 }
