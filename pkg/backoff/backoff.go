@@ -71,24 +71,32 @@ func (b *Backoff) Next(id string) time.Duration {
 // Get returns the delay id currently waits after its last failure, or 0 when
 // it has none (never failed, reset, or forgotten after 2 × max).
 func (b *Backoff) Get(id string) time.Duration {
-	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, ok := b.entries[id]
-	if !ok || b.expired(e, now) {
+	e, _ := b.live(id, b.clock.Now())
+	if e == nil {
 		return 0
 	}
 	return e.delay
 }
 
+// live returns id's entry unless it is absent or forgotten, and now.
+// The caller holds b.mu.
+func (b *Backoff) live(id string, now time.Time) (*entry, time.Time) {
+	e, ok := b.entries[id]
+	if !ok || b.expired(e, now) {
+		return nil, now
+	}
+	return e, now
+}
+
 // Remaining returns how much of id's current delay is still to run, 0 when
 // an attempt may be made now.
 func (b *Backoff) Remaining(id string) time.Duration {
-	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, ok := b.entries[id]
-	if !ok || b.expired(e, now) {
+	e, now := b.live(id, b.clock.Now())
+	if e == nil {
 		return 0
 	}
 	if left := e.lastUpdate.Add(e.delay).Sub(now); left > 0 {

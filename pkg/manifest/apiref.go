@@ -83,23 +83,7 @@ func secretReference(spec *v1.PodSpec) string {
 			return fmt.Sprintf("spec.imagePullSecrets[%d]", i)
 		}
 	}
-	var found string
-	eachContainer(spec, func(c *v1.Container, cp string) bool {
-		for i, e := range c.EnvFrom {
-			if e.SecretRef != nil && e.SecretRef.Name != "" {
-				found = fmt.Sprintf("%s.envFrom[%d].secretRef", cp, i)
-				return false
-			}
-		}
-		for i, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "" {
-				found = fmt.Sprintf("%s.env[%d].valueFrom.secretKeyRef", cp, i)
-				return false
-			}
-		}
-		return true
-	})
-	if found != "" {
+	if found := envReference(spec, true); found != "" {
 		return found
 	}
 	for i, v := range spec.Volumes {
@@ -159,23 +143,7 @@ func secretReference(spec *v1.PodSpec) string {
 }
 
 func configMapReference(spec *v1.PodSpec) string {
-	var found string
-	eachContainer(spec, func(c *v1.Container, cp string) bool {
-		for i, e := range c.EnvFrom {
-			if e.ConfigMapRef != nil && e.ConfigMapRef.Name != "" {
-				found = fmt.Sprintf("%s.envFrom[%d].configMapRef", cp, i)
-				return false
-			}
-		}
-		for i, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name != "" {
-				found = fmt.Sprintf("%s.env[%d].valueFrom.configMapKeyRef", cp, i)
-				return false
-			}
-		}
-		return true
-	})
-	if found != "" {
+	if found := envReference(spec, false); found != "" {
 		return found
 	}
 	for i, v := range spec.Volumes {
@@ -194,6 +162,41 @@ func configMapReference(spec *v1.PodSpec) string {
 		}
 	}
 	return ""
+}
+
+// envReference finds the first container env or envFrom entry that names a
+// Secret (secrets) or a ConfigMap (!secrets), in the kubelet's order.
+func envReference(spec *v1.PodSpec, secrets bool) string {
+	var found string
+	eachContainer(spec, func(c *v1.Container, cp string) bool {
+		for i, e := range c.EnvFrom {
+			switch {
+			case secrets && e.SecretRef != nil && e.SecretRef.Name != "":
+				found = fmt.Sprintf("%s.envFrom[%d].secretRef", cp, i)
+			case !secrets && e.ConfigMapRef != nil && e.ConfigMapRef.Name != "":
+				found = fmt.Sprintf("%s.envFrom[%d].configMapRef", cp, i)
+			default:
+				continue
+			}
+			return false
+		}
+		for i, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			switch {
+			case secrets && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "":
+				found = fmt.Sprintf("%s.env[%d].valueFrom.secretKeyRef", cp, i)
+			case !secrets && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name != "":
+				found = fmt.Sprintf("%s.env[%d].valueFrom.configMapKeyRef", cp, i)
+			default:
+				continue
+			}
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // eachContainer visits init, regular and ephemeral containers with their
