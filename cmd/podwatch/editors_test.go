@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Editor scripts (testdata/editors/*.txt) are the exact file-system steps of
+// an editor or tool, one per line; '#' at the start of a line is a comment.
+//
+//	setup NAME REF              before the agent starts: write NAME
+//	start                       start the agent (settle delay 400ms)
+//	wait REASON SUBSTR...       poll until such an event is on stdout
+//	write NAME REF              open(O_CREAT|O_TRUNC), one write, close
+//	chunk NAME REF N PAUSE      open(O_CREAT|O_TRUNC); N times: pause, write 1/N; close
+//	rename OLD NEW              rename(2)
+//	remove NAME                 unlink(2)
+//	symlink TARGET NAME         symlink(2); TARGET need not exist
+//	pause DURATION              the editor's own think time (not synchronisation)
+//	expect REASON SUBSTR...     one distinct Event (by name) after quiescence
+//
+// REF is the content: "empty", "pod:NAME:IMAGE" (manifestYAML) or
+// "text:GO-ESCAPED-STRING".
+//
+// After the last step the runner drops an invalid marker, zz-marker.yaml, and
+// waits for its InvalidManifest: that is reported only after the settle
+// delay, which started after every scripted step, so any bad news the steps
+// left pending (REMOVE, InvalidManifest, DuplicatePod) has been reported by
+// then. The Events seen (by name; the marker excluded) must then be exactly
+// the expected ones, and ADD/UPDATE/REMOVE each exactly once (count 1): a
+// transient REMOVE+ADD shows as a REMOVE or as an ADD with count 2.
+
+type editorStep struct {
+	line int
+	op   string
+	args []string
+}
+
+type editorExpect struct{ reason, substr string }
+
+type editorScript struct {
+	setup  [][2]string
+	steps  []editorStep
+	expect []editorExpect
+}
+
+func parseEditorScript(t *testing.T, path string) editorScript {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var s editorScript
+	started := false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		op, args := fields[0], fields[1:]
+		want := map[string]int{"setup": 2, "start": 0, "write": 2, "chunk": 4, "rename": 2, "remove": 1, "symlink": 2, "pause": 1}
+		switch op {
+		case "wait", "expect":
+			if len(args) < 2 {
+				t.Fatalf("%s:%d: %s REASON SUBSTR", path, n, op)
+			}
+			if op == "expect" {
+				// The substring is the rest of the line, spaces included.
+				sub := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(line, op), " "+args[0]))
+				s.expect = append(s.expect, editorExpect{args[0], sub})
+				continue
+			}
+		default:
+			k, ok := want[op]
+			if !ok || len(args) != k {
+				t.Fatalf("%s:%d: bad step %q", path, n, line)
+			}
+		}
+		switch op {
+		case "setup":
+			if started {
+				t.Fatalf("%s:%d: setup after start", path, n)
+			}
+			s.setup = append(s.setup, [2]string{args[0], args[1]})
+		case "start":
+			started = true
+			s.steps = append(s.steps, editorStep{n, op, args})
+		case "wait":
+			sub := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(line, op), " "+args[0]))
+			s.steps = append(s.steps, editorStep{n, op, []string{args[0], sub}})
+		default:
+			if !started {
+				t.Fatalf("%s:%d: %s before start", path, n, op)
+			}
+			s.steps = append(s.steps, editorStep{n, op, args})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !started || len(s.expect) == 0 {
+		t.Fatalf("%s: a script needs start and at least one expect", path)
+	}
+	return s
+}
+
+func editorContent(t *testing.T, ref string) []byte {
+	t.Helper()
+	switch {
+	case ref == "empty":
+		return nil
+	case strings.HasPrefix(ref, "pod:"):
+		name, image, ok := strings.Cut(strings.TrimPrefix(ref, "pod:"), ":")
+		if !ok {
+			t.Fatalf("content %q: want pod:NAME:IMAGE", ref)
+		}
+		return []byte(manifestYAML(name, image))
+	case strings.HasPrefix(ref, "text:"):
+		s, err := strconv.Unquote(`"` + strings.TrimPrefix(ref, "text:") + `"`)
+		if err != nil {
+			t.Fatalf("content %q: %v", ref, err)
+		}
+		return []byte(s)
+	}
+	t.Fatalf("unknown content %q", ref)
+	return nil
+}
+
+// writeChunks writes data to name in n parts, pausing before each: the
+// file stays open (and partly written) throughout.
+func writeChunks(t *testing.T, path string, data []byte, n int, pause time.Duration) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := (len(data) + n - 1) / n
+	for i := 0; i < n; i++ {
+		time.Sleep(pause) // the writer's own pace, not synchronisation
+		lo, hi := min(i*size, len(data)), min((i+1)*size, len(data))
+		if _, err := f.Write(data[lo:hi]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runEditorStep(t *testing.T, a **agent, dir string, st editorStep) {
+	t.Helper()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var err error
+	switch st.op {
+	case "start":
+		*a = startAgent(t, dir, editorSettle)
+	case "wait":
+		(*a).waitEvent(st.args[0], st.args[1])
+	case "write":
+		err = os.WriteFile(p(st.args[0]), editorContent(t, st.args[1]), 0o600)
+	case "chunk":
+		n, perr := strconv.Atoi(st.args[2])
+		d, derr := time.ParseDuration(st.args[3])
+		if perr != nil || derr != nil || n < 1 {
+			t.Fatalf("line %d: chunk NAME REF N PAUSE", st.line)
+		}
+		writeChunks(t, p(st.args[0]), editorContent(t, st.args[1]), n, d)
+	case "rename":
+		err = os.Rename(p(st.args[0]), p(st.args[1]))
+	case "remove":
+		err = os.Remove(p(st.args[0]))
+	case "symlink":
+		err = os.Symlink(st.args[0], p(st.args[1]))
+	case "pause":
+		d, derr := time.ParseDuration(st.args[0])
+		if derr != nil {
+			t.Fatalf("line %d: %v", st.line, derr)
+		}
+		time.Sleep(d) // the editor's think time, part of the scenario
+	}
+	if err != nil {
+		t.Fatalf("line %d: %s %v: %v", st.line, st.op, st.args, err)
+	}
+}
+
+const markerName = "zz-marker.yaml"
+
+// quiesce drops the invalid marker and waits for its settled InvalidManifest,
+// then returns the distinct Events seen (latest occurrence per name), the
+// marker's excluded.
+func (a *agent) quiesce() []v1.Event {
+	a.t.Helper()
+	if err := os.WriteFile(filepath.Join(a.dir, markerName), []byte("kind: Pod\n"), 0o600); err != nil {
+		a.t.Fatal(err)
+	}
+	a.waitEvent("InvalidManifest", markerName)
+	var order []string
+	byName := map[string]v1.Event{}
+	for _, ev := range a.out.events(a.t) {
+		if strings.Contains(ev.Message, markerName) {
+			continue
+		}
+		if _, seen := byName[ev.Name]; !seen {
+			order = append(order, ev.Name)
+		}
+		byName[ev.Name] = ev
+	}
+	out := make([]v1.Event, 0, len(order))
+	for _, n := range order {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// checkExactly asserts evs are exactly want, and that every pod change
+// happened once.
+func checkExactly(t *testing.T, evs []v1.Event, want []editorExpect) {
+	t.Helper()
+	var problems []string
+	used := make([]bool, len(evs))
+	for _, w := range want {
+		found := false
+		for i, ev := range evs {
+			if !used[i] && ev.Reason == w.reason && strings.Contains(ev.Message, w.substr) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("missing: %s %q", w.reason, w.substr))
+		}
+	}
+	for i, ev := range evs {
+		if !used[i] {
+			problems = append(problems, fmt.Sprintf("unexpected: %s %s", ev.Reason, ev.Message))
+		}
+		switch ev.Reason {
+		case "StaticPodAdded", "StaticPodUpdated", "StaticPodRemoved":
+			if ev.Count != 1 {
+				problems = append(problems, fmt.Sprintf("%s happened %d times: %s", ev.Reason, ev.Count, ev.Message))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		var sb strings.Builder
+		for _, ev := range evs {
+			fmt.Fprintf(&sb, "  %s %s x%d: %s\n", ev.Type, ev.Reason, ev.Count, ev.Message)
+		}
+		t.Fatalf("%s\nevents:\n%s", strings.Join(problems, "\n"), sb.String())
+	}
+}
+
+func TestEditorsScripted(t *testing.T) {
+	scripts, err := filepath.Glob(filepath.Join("testdata", "editors", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) < 6 {
+		t.Fatalf("found %d editor scripts, want at least 6", len(scripts))
+	}
+	for _, path := range scripts {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			t.Parallel()
+			s := parseEditorScript(t, path)
+			dir := t.TempDir()
+			for _, f := range s.setup {
+				writeByRename(t, dir, f[0], string(editorContent(t, f[1])))
+			}
+			var a *agent
+			for _, st := range s.steps {
+				runEditorStep(t, &a, dir, st)
+			}
+			checkExactly(t, a.quiesce(), s.expect)
+		})
+	}
+}
+
+// TestEditorRealSedInPlace runs the real sed -i: one UPDATE, nothing else.
+func TestEditorRealSedInPlace(t *testing.T) {
+	sed, err := exec.LookPath("sed")
+	if err != nil {
+		t.Skip("no sed on PATH")
+	}
+	dir := t.TempDir()
+	writeByRename(t, dir, "x.yaml", manifestYAML("web", "nginx:1.28"))
+	a := startAgent(t, dir, editorSettle)
+	a.waitEvent("StaticPodAdded", "x.yaml")
+	if out, err := exec.Command(sed, "-i", "s/nginx:1.28/nginx:1.29/", filepath.Join(dir, "x.yaml")).CombinedOutput(); err != nil {
+		t.Fatalf("sed -i: %v: %s", err, out)
+	}
+	checkExactly(t, a.quiesce(), []editorExpect{
+		{"StaticPodAdded", "x.yaml: static pod kube-system/web-node-1 added"},
+		{"StaticPodUpdated", "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29"},
+	})
+}
+
+// editorSettle leaves the scripted writers' pauses (40 ms at most) far
+// inside the settle delay, even on a loaded CI machine.
+func editorSettle(o *options) { o.Source.SettleDelay = 400 * time.Millisecond }
