@@ -26,7 +26,7 @@ const stateFile = "state.json"
 // storeLimits let the local store take the first list of a large folder
 // (one ADD per manifest) at disk speed; the API's limits are for the API.
 func storeLimits() events.Limits {
-	return events.Limits{QPS: 1000, Burst: 1000, PendingMax: 1 << 16}
+	return events.Limits{QPS: 1000, Burst: 1000, PendingMax: 1 << 16, KeyInterval: time.Second}
 }
 
 // persistDelay bounds how often the published state is written: a
@@ -186,16 +186,27 @@ type loop struct {
 
 func (l *loop) run(ctx context.Context, src *file.Source) error {
 	snaps := make(chan file.Snapshot)
+	srcCtx, stopSource := context.WithCancel(ctx)
 	srcDone := make(chan error, 1)
-	go func() { srcDone <- src.Run(ctx, snaps) }()
+	go func() { srcDone <- src.Run(srcCtx, snaps) }()
+	sourceExited := false
+	defer func() {
+		// Whatever ends the loop, the source's goroutines end with it.
+		stopSource()
+		if !sourceExited {
+			<-srcDone
+		}
+	}()
 	defer stopTimer(&l.recheck)
 	defer stopTimer(&l.saveT)
 	listed := false
 	for {
 		select {
 		case <-ctx.Done():
+			sourceExited = true
 			return waitSource(srcDone)
 		case err := <-srcDone:
+			sourceExited = true
 			if err != nil {
 				return fmt.Errorf("file source: %w", err)
 			}
@@ -204,6 +215,11 @@ func (l *loop) run(ctx context.Context, src *file.Source) error {
 			l.snap = &s
 			l.metrics.ObserveSnapshot(s)
 			l.step(ctx)
+			if s.Relist {
+				if err := l.checkUnlinked(); err != nil {
+					return err
+				}
+			}
 			if s.Relist && !listed {
 				// Decoding every manifest at start leaves a heap goal far above
 				// what stays live; give that memory back once.
@@ -218,6 +234,19 @@ func (l *loop) run(ctx context.Context, src *file.Source) error {
 			l.persist()
 		}
 	}
+}
+
+// checkUnlinked ends the agent when the watched path was deleted on the
+// host while a hostPath mount keeps it open: such a mount never sees the
+// recreated folder, and only a restart with a fresh mount does.
+func (l *loop) checkUnlinked() error {
+	gone, err := file.Unlinked(l.opts.Path)
+	if err != nil || !gone {
+		return nil
+	}
+	l.log.Error("the watched path was deleted on the host and this mount will never see it again: exiting so the pod restarts with a fresh mount",
+		"path", l.opts.Path)
+	return fmt.Errorf("%s was deleted on the host (link count 0)", l.opts.Path)
 }
 
 func waitSource(done <-chan error) error {

@@ -308,3 +308,42 @@ func TestRegistrationLimitsOverrideOptions(t *testing.T) {
 	}
 	checkBalance(t, r, "store")
 }
+
+// A sink's own key interval overrides Options: the local store may show a
+// fresh count every second while the API gets one write a minute.
+func TestRegistrationKeyIntervalOverride(t *testing.T) {
+	api, local := &fakeSink{}, &fakeSink{}
+	r, clk := newTest(t, Options{KeyInterval: time.Minute, AggregateMax: -1}, []Registration{
+		DeliverTo("api", api),
+		DeliverTo("store", local).WithLimits(Limits{KeyInterval: time.Second}),
+	}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	mustRecord(t, r, occ("R", "m"))
+	waitWrites(t, api, 1)
+	waitWrites(t, local, 1)
+	clk.Step(2 * time.Second)
+	mustRecord(t, r, occ("R", "m"))
+	clk.Step(2 * time.Second)
+	waitWrites(t, local, 2)
+	if n := len(api.got()); n != 1 {
+		t.Fatalf("api got %d writes within its minute, want 1", n)
+	}
+}
+
+// waitWrites polls until s has n writes or fails after a deadline.
+func waitWrites(t *testing.T, s *fakeSink, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.got()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("sink has %d writes, want %d", len(s.got()), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

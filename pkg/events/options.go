@@ -19,7 +19,7 @@ const (
 	DefaultTTL               = time.Hour
 	DefaultAggregateMax      = 10
 	DefaultAggregateInterval = 10 * time.Minute
-	DefaultKeyInterval       = 10 * time.Second
+	DefaultKeyInterval       = time.Minute
 	DefaultQPS               = 5.0
 	DefaultBurst             = 25
 	DefaultPendingMax        = 4096

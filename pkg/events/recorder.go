@@ -64,12 +64,13 @@ type deliveredSink struct {
 	wake    chan struct{} // capacity 1: a queued write for Run to look at
 	backoff *backoff.Backoff
 	// Guarded by Recorder.mu:
-	q          queue
-	bucket     bucket
-	pendingMax int
-	inflight   int
-	stats      SinkStats
-	dropLogs   map[string]*dropLog
+	q           queue
+	bucket      bucket
+	pendingMax  int
+	keyInterval time.Duration
+	inflight    int
+	stats       SinkStats
+	dropLogs    map[string]*dropLog
 }
 
 // sinkBackoffID is the backoff entry of the sink as a whole; Event names
@@ -115,12 +116,13 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 		case Delivered:
 			r.delivered = append(r.delivered, &deliveredSink{
 				idx: len(r.delivered), name: reg.Name, sink: reg.Sink,
-				wake:       make(chan struct{}, 1),
-				backoff:    backoff.New(clk, opts.RetryInitial, opts.RetryMax),
-				bucket:     newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),
-				pendingMax: orDefault(reg.Limits.PendingMax, opts.PendingMax),
-				stats:      SinkStats{Name: reg.Name, Mode: Delivered},
-				dropLogs:   map[string]*dropLog{},
+				wake:        make(chan struct{}, 1),
+				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax),
+				bucket:      newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),
+				pendingMax:  orDefault(reg.Limits.PendingMax, opts.PendingMax),
+				keyInterval: orDefault(reg.Limits.KeyInterval, opts.KeyInterval),
+				stats:       SinkStats{Name: reg.Name, Mode: Delivered},
+				dropLogs:    map[string]*dropLog{},
 			})
 		default:
 			return nil, fmt.Errorf("events: sink %q has unknown mode %d", reg.Name, reg.Mode)
@@ -279,7 +281,7 @@ func (r *Recorder) enqueue(s *deliveredSink, e *entry, now time.Time) bool {
 	sl.queuedAt = now
 	sl.readyAt = now
 	if !sl.lastAttempt.IsZero() {
-		sl.readyAt = later(now, sl.lastAttempt.Add(r.opts.KeyInterval))
+		sl.readyAt = later(now, sl.lastAttempt.Add(s.keyInterval))
 	}
 	s.q.push(sl)
 	return true
@@ -293,7 +295,7 @@ func later(a, b time.Time) time.Time {
 }
 
 // orDefault returns v, or def when v is not positive.
-func orDefault[T int | float64](v, def T) T {
+func orDefault[T int | float64 | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}

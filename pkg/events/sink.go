@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -63,6 +64,8 @@ type Limits struct {
 	QPS        float64 // sustained writes per second
 	Burst      int     // writes allowed in a burst above QPS
 	PendingMax int     // Events waiting to be written before the oldest is dropped
+	// KeyInterval is the least time between two writes of one Event.
+	KeyInterval time.Duration
 }
 
 // WithLimits returns r with its limits set.
