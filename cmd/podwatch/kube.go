@@ -24,9 +24,10 @@ const restoreTimeout = 10 * time.Second
 // (--kubeconfig, or in a pod) and returns the sinks to register and the
 // Events to restore: restore (the local store's) plus what this node wrote
 // to the API about objects the store has nothing on, when it may list them.
-// With no cluster it returns (nil, restore, nil): stdout and the local store
-// carry on alone.
-func setupKube(ctx context.Context, opts kube.Options, node string, clk clock.Clock, log *slog.Logger, restore []v1.Event) ([]events.Registration, []v1.Event, error) {
+// pods are the published static pods, looked up too when the store knows
+// nothing of them. With no cluster it returns (nil, restore, nil): stdout
+// and the local store carry on alone.
+func setupKube(ctx context.Context, opts kube.Options, node string, clk clock.Clock, log *slog.Logger, restore []v1.Event, pods ...v1.ObjectReference) ([]events.Registration, []v1.Event, error) {
 	cfg, err := opts.Config(os.Getenv)
 	if err != nil {
 		return nil, restore, err
@@ -48,6 +49,6 @@ func setupKube(ctx context.Context, opts kube.Options, node string, clk clock.Cl
 	// up the agent, whose local store and stdout work without it.
 	rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
 	defer cancel()
-	restore = kube.Restore(rctx, client, node, restore, log)
+	restore = kube.Restore(rctx, client, node, restore, log, pods...)
 	return []events.Registration{events.DeliverTo(kubeSinkName, sink)}, restore, nil
 }

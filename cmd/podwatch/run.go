@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -82,7 +83,8 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 		sinks = append(sinks, events.DeliverTo("store", st).WithLimits(storeLimits()))
 		restore = st.Events()
 	}
-	kubeSinks, restore, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore)
+	state := loadState(st, opts.StateDir, log)
+	kubeSinks, restore, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore, publishedRefs(state)...)
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 		metrics: m,
 		clk:     clk,
 		log:     log,
-		state:   loadState(st, opts.StateDir, log),
+		state:   state,
 		save:    st != nil,
 		dir:     opts.StateDir,
 		opts: diff.Options{
@@ -165,6 +167,17 @@ func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
 		state = diff.State{}
 	}
 	return state
+}
+
+// publishedRefs names the published static pods, whose Events a warm start
+// looks up in the API when the local store has none.
+func publishedRefs(state diff.State) []v1.ObjectReference {
+	refs := make([]v1.ObjectReference, 0, len(state.Pods))
+	for key := range state.Pods {
+		ns, name, _ := strings.Cut(key, "/")
+		refs = append(refs, events.PodRef(ns, name))
+	}
+	return refs
 }
 
 // loop holds the diff state between snapshots. One goroutine owns it.

@@ -37,6 +37,10 @@ const (
 	DefaultMirrorTTL  = 30 * time.Second
 	DefaultMirrorWait = 3 * time.Second
 	DefaultJitter     = 2 * time.Second
+	// DefaultForbiddenPark: after a 403 or 401, writes wait this long
+	// before the API is asked again. RBAC is fixed by a person, not by a
+	// retry; a fleet of nodes must not hammer the API meanwhile.
+	DefaultForbiddenPark = 2 * time.Minute
 	mirrorPoll        = 250 * time.Millisecond
 )
 
@@ -53,6 +57,10 @@ type SinkOptions struct {
 	// retryable failure. pkg/events' backoff is deterministic, so without it
 	// thousands of nodes that lost the API together would retry in step.
 	Jitter time.Duration
+	// ForbiddenPark is how long writes are held back, without asking the
+	// API, after it refused podwatch's credentials; the Events keep their
+	// counts meanwhile. Default DefaultForbiddenPark; negative disables.
+	ForbiddenPark time.Duration
 }
 
 // Sink writes Events to the API through the typed core/v1 client. It is safe
@@ -68,6 +76,8 @@ type Sink struct {
 	retarget  map[types.NamespacedName]bool // Events re-targeted at the Node, by original namespace/name
 	failing   bool                          // the last write failed retryably: jitter the next
 	forbidden map[string]bool               // 403 causes already logged
+	parked    time.Time                     // no API writes before this, after a 403/401
+	parkedBy  error                         // the refusal that parked them
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -90,6 +100,9 @@ func NewSink(client corev1client.CoreV1Interface, opts SinkOptions, clk clock.Cl
 	}
 	if opts.Jitter == 0 {
 		opts.Jitter = DefaultJitter
+	}
+	if opts.ForbiddenPark == 0 {
+		opts.ForbiddenPark = DefaultForbiddenPark
 	}
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -117,6 +130,9 @@ func NewClient(cfg *rest.Config) (corev1client.CoreV1Interface, error) {
 // Write implements events.Sink: create on the first write, patch after. The
 // error is retryable unless it wraps events.ErrPermanent.
 func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
+	if err := s.parkedErr(); err != nil {
+		return err
+	}
 	if err := s.jitter(ctx); err != nil {
 		return err
 	}
@@ -352,10 +368,35 @@ func (s *Sink) classify(ev *v1.Event, err error) error {
 		return events.Permanent(err)
 	case apierrors.IsForbidden(err):
 		s.logForbidden("write events", err)
+		s.park(err)
 	case apierrors.IsUnauthorized(err):
 		s.logForbidden("authenticate", err)
+		s.park(err)
 	}
 	return err
+}
+
+// park holds writes back for ForbiddenPark after the API refused them.
+func (s *Sink) park(err error) {
+	if s.opts.ForbiddenPark < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parked = s.clk.Now().Add(s.opts.ForbiddenPark)
+	s.parkedBy = err
+}
+
+// parkedErr is the retryable error a write gets while writes are parked;
+// it wraps the refusal, so it still reads as a 403 or 401.
+func (s *Sink) parkedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.parkedBy == nil || !s.clk.Now().Before(s.parked) {
+		return nil
+	}
+	return fmt.Errorf("kube: writes held back until %s after the API refused them: %w",
+		s.parked.UTC().Format(time.RFC3339), s.parkedBy)
 }
 
 // permanent reports errors no retry can fix: the API judged the Event

@@ -184,6 +184,51 @@ func TestForbiddenLoggedOnceAndRetryable(t *testing.T) {
 	}
 }
 
+func TestForbiddenParksWritesWithoutAskingTheAPI(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	refuse := true
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if refuse {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "e.9", errors.New("no RBAC"))
+		}
+		return false, nil, nil
+	})
+	creates := func() int {
+		n := 0
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "create" && a.GetResource().Resource == "events" {
+				n++
+			}
+		}
+		return n
+	}
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.9", 1), false); !apierrors.IsForbidden(err) {
+		t.Fatalf("first write: %v, want Forbidden", err)
+	}
+	refuse = false
+	for range 3 {
+		err := s.Write(ctx, podEvent("e.9", 2), false)
+		if err == nil || errors.Is(err, events.ErrPermanent) || !apierrors.IsForbidden(err) {
+			t.Fatalf("parked write: %v, want a retryable error that still reads as Forbidden", err)
+		}
+	}
+	if n := creates(); n != 1 {
+		t.Fatalf("the API was asked %d times while parked, want once", n)
+	}
+	clk := s.clk.(*clocktesting.FakeClock)
+	clk.Step(DefaultForbiddenPark)
+	s.mu.Lock()
+	s.failing = false // no jitter wait on the fake clock
+	s.mu.Unlock()
+	if err := s.Write(ctx, podEvent("e.9", 4), false); err != nil {
+		t.Fatalf("write after the park: %v", err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.9"); got.Count != 4 {
+		t.Fatalf("count after the park = %d, want 4", got.Count)
+	}
+}
+
 func TestMissingNamespaceRetargetsAtNode(t *testing.T) {
 	s, cs, _ := newTestSink(t)
 	cs.PrependReactor("create", "events", func(a clienttesting.Action) (bool, runtime.Object, error) {

@@ -72,7 +72,7 @@ func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event) *agent {
 	}
 	lb := &logBuf{}
 	log := slog.New(slog.NewTextHandler(lb, nil))
-	sink, err := kube.NewSink(client, kube.SinkOptions{Node: node, Jitter: 200 * time.Millisecond}, clock.RealClock{}, log)
+	sink, err := kube.NewSink(client, kube.SinkOptions{Node: node, Jitter: 200 * time.Millisecond, ForbiddenPark: 500 * time.Millisecond}, clock.RealClock{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
