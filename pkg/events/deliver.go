@@ -166,12 +166,12 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, j *job) {
 		s.stats.Written++
 		return
 	case errors.Is(err, ErrPermanent):
-		s.stats.Failed++
+		s.stats.failed(err)
 		r.logDrop(s, sl, "permanent", &s.stats.Dropped.Permanent, now, err)
 		return
 	}
 	if ctx.Err() == nil {
-		s.stats.Failed++
+		s.stats.failed(err)
 		r.log.Debug("event write failed; will retry", "sink", s.name, "event", name,
 			"count", j.ev.Count, "retryIn", retryIn, "err", err)
 	}

@@ -347,3 +347,31 @@ func waitWrites(t *testing.T, s *fakeSink, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+type codedErr string
+
+func (e codedErr) Error() string { return "coded " + string(e) }
+func (e codedErr) Code() string  { return string(e) }
+
+// Failures are counted by the code the sink put on them, for the metrics.
+func TestFailuresCountedByCode(t *testing.T) {
+	out := &fakeSink{writeFn: func(context.Context, *v1.Event, bool) error { return codedErr("429") }}
+	api := &fakeSink{writeFn: func(context.Context, *v1.Event, bool) error {
+		return Permanent(fmt.Errorf("wrapped: %w", codedErr("422")))
+	}}
+	r, _ := newTest(t, Options{AggregateMax: -1}, []Registration{StreamTo("stdout", out), DeliverTo("api", api)}, nil)
+	_ = r.Record(context.Background(), occ("R", "m"))
+	_ = r.Record(context.Background(), occ("R", "n"))
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := sinkStats(t, r, "stdout"); s.FailedByCode["429"] != 2 || s.Failed != 2 {
+		t.Fatalf("stdout stats %+v, want 2 failures coded 429", s)
+	}
+	if s := sinkStats(t, r, "api"); s.FailedByCode["422"] != 2 || s.Dropped.Permanent != 2 {
+		t.Fatalf("api stats %+v, want 2 permanent failures coded 422", s)
+	}
+	if got := ErrorCode(errors.New("plain")); got != CodeUnknown {
+		t.Fatalf("ErrorCode(plain) = %q", got)
+	}
+}

@@ -183,7 +183,7 @@ func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
 		err := s.sink.Write(ctx, ev, ev.Count > 1)
 		r.mu.Lock()
 		if err != nil {
-			s.stats.Failed++
+			s.stats.failed(err)
 		} else {
 			s.stats.Written++
 		}

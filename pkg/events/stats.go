@@ -1,6 +1,8 @@
 package events
 
 import (
+	"errors"
+	"maps"
 	"time"
 )
 
@@ -32,6 +34,9 @@ type SinkStats struct {
 	// Written counts successful writes; Failed counts failed attempts
 	// (retried, or dropped when permanent).
 	Written, Failed uint64
+	// FailedByCode splits Failed by the code the sink gave its error (see
+	// ErrorCode); nil until a write fails.
+	FailedByCode map[string]uint64
 	// Coalesced counts occurrences folded into a write that was already
 	// pending, including failed writes folded into a newer pending one.
 	Coalesced uint64
@@ -62,14 +67,40 @@ func (r *Recorder) Stats() Stats {
 	st.Events = r.events.len()
 	st.Sinks = make([]SinkStats, 0, len(r.stream)+len(r.delivered))
 	for _, s := range r.stream {
-		st.Sinks = append(st.Sinks, s.stats)
+		ss := s.stats
+		ss.FailedByCode = maps.Clone(ss.FailedByCode)
+		st.Sinks = append(st.Sinks, ss)
 	}
 	for _, s := range r.delivered {
 		ss := s.stats
+		ss.FailedByCode = maps.Clone(ss.FailedByCode)
 		ss.Pending = s.q.len() + s.inflight
 		st.Sinks = append(st.Sinks, ss)
 	}
 	return st
+}
+
+// CodeUnknown is the code of a sink error that carries none.
+const CodeUnknown = "unknown"
+
+// ErrorCode returns the code a sink put on err (an HTTP status such as
+// "403", or a word such as "timeout"), found through errors.As on
+// interface{ Code() string }; CodeUnknown when there is none.
+func ErrorCode(err error) string {
+	var c interface{ Code() string }
+	if errors.As(err, &c) && c.Code() != "" {
+		return c.Code()
+	}
+	return CodeUnknown
+}
+
+// failed counts one failed attempt of a sink, by code.
+func (st *SinkStats) failed(err error) {
+	st.Failed++
+	if st.FailedByCode == nil {
+		st.FailedByCode = map[string]uint64{}
+	}
+	st.FailedByCode[ErrorCode(err)]++
 }
 
 // dropLog turns a storm of drops into one warning per reason per minute, so

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +43,7 @@ const (
 	// before the API is asked again. RBAC is fixed by a person, not by a
 	// retry; a fleet of nodes must not hammer the API meanwhile.
 	DefaultForbiddenPark = 2 * time.Minute
-	mirrorPoll        = 250 * time.Millisecond
+	mirrorPoll           = 250 * time.Millisecond
 )
 
 // SinkOptions tune a Sink. Zero values take the defaults.
@@ -362,7 +364,7 @@ func (s *Sink) classify(ev *v1.Event, err error) error {
 	if err == nil {
 		return nil
 	}
-	err = fmt.Errorf("kube: event %s/%s: %w", ev.Namespace, ev.Name, err)
+	err = &codedError{code: errorCode(err), err: fmt.Errorf("kube: event %s/%s: %w", ev.Namespace, ev.Name, err)}
 	switch {
 	case permanent(err):
 		return events.Permanent(err)
@@ -427,4 +429,29 @@ func (s *Sink) logForbidden(op string, err error) {
 		s.log.Error("the Kubernetes API refused podwatch's credentials: check the ServiceAccount's ClusterRole (deploy/kubernetes/rbac.yaml); writes are retried with backoff and nothing is dropped while the pending queue has room",
 			"op", op, "err", err)
 	}
+}
+
+// codedError carries the code the metrics count sink failures by
+// (events.ErrorCode): the HTTP status, or what kept the request from one.
+type codedError struct {
+	code string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+func (e *codedError) Code() string  { return e.code }
+
+func errorCode(err error) string {
+	var st apierrors.APIStatus
+	var nerr net.Error
+	switch {
+	case errors.As(err, &st) && st.Status().Code > 0:
+		return strconv.Itoa(int(st.Status().Code))
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
+		return "timeout"
+	case errors.As(err, &nerr):
+		return "unreachable"
+	}
+	return events.CodeUnknown
 }

@@ -314,3 +314,18 @@ func TestRestoreForbiddenFallsBackToLocal(t *testing.T) {
 		t.Errorf("restored %d events, want the 1 local", len(got))
 	}
 }
+
+func TestErrorsCarryTheirCode(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	status := apierrors.NewServiceUnavailable("etcd down")
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, status
+	})
+	err := s.Write(context.Background(), podEvent("e.10", 1), false)
+	if got := events.ErrorCode(err); got != "503" {
+		t.Fatalf("code of %v = %q, want 503", err, got)
+	}
+	if got := events.ErrorCode(errors.New("plain")); got != events.CodeUnknown {
+		t.Fatalf("code of a plain error = %q", got)
+	}
+}

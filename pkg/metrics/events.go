@@ -14,12 +14,8 @@ const (
 	DropShutdown    = "shutdown"
 )
 
-// CodeUnknown is the code label of every sink write failure for now:
-// events.SinkStats counts failures without their cause. The label exists
-// from the start so that, once sinks report a code (the API server's HTTP
-// status, "io" for a stream), the metric gains series rather than changing
-// its label set under existing alerts and dashboards.
-const CodeUnknown = "unknown"
+// CodeUnknown labels failures whose sink gave no code (events.ErrorCode).
+const CodeUnknown = events.CodeUnknown
 
 // eventsCollector reads the recorder's Stats at scrape time: the counters
 // are the recorder's own, so they are exact and never double-counted, and
@@ -47,7 +43,7 @@ func newEventsCollector(src EventStats) *eventsCollector {
 		written: prometheus.NewDesc("podwatch_event_sink_writes_total",
 			"Event writes a sink accepted.", sink, nil),
 		failed: prometheus.NewDesc("podwatch_event_sink_write_errors_total",
-			"Failed event write attempts, retried or dropped, by sink and code (\"unknown\" until sinks report one).",
+			"Failed event write attempts, retried or dropped, by sink and code (an HTTP status such as 403, timeout, unreachable, or unknown).",
 			[]string{"sink", "code"}, nil),
 		coalesced: prometheus.NewDesc("podwatch_event_sink_coalesced_total",
 			"Occurrences folded into an event write already pending for a sink.", sink, nil),
@@ -77,7 +73,13 @@ func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(st.Events))
 	for _, s := range st.Sinks {
 		counter(c.written, s.Written, s.Name)
-		counter(c.failed, s.Failed, s.Name, CodeUnknown)
+		if len(s.FailedByCode) == 0 {
+			// The series exists from the start, so rate() works on the first failure.
+			counter(c.failed, 0, s.Name, CodeUnknown)
+		}
+		for code, n := range s.FailedByCode {
+			counter(c.failed, n, s.Name, code)
+		}
 		counter(c.coalesced, s.Coalesced, s.Name)
 		counter(c.dropped, s.Dropped.PendingFull, s.Name, DropPendingFull)
 		counter(c.dropped, s.Dropped.Permanent, s.Name, DropPermanent)

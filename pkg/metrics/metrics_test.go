@@ -76,8 +76,9 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 	})
 	ev.set(events.Stats{Combined: 2, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
 		{Name: "stdout", Mode: events.Stream, Written: 3},
-		{Name: "store", Mode: events.Delivered, Written: 5, Failed: 2, Coalesced: 6, Pending: 1,
-			Dropped: events.Drops{PendingFull: 1, Permanent: 2, Shutdown: 3}},
+		{Name: "store", Mode: events.Delivered, Written: 5, Failed: 3, Coalesced: 6, Pending: 1,
+			FailedByCode: map[string]uint64{"unknown": 2, "503": 1},
+			Dropped:      events.Drops{PendingFull: 1, Permanent: 2, Shutdown: 3}},
 	}})
 
 	mfs = tg.scrape()
@@ -105,6 +106,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{"podwatch_event_sink_writes_total", []string{"sink", "stdout"}, 3},
 		{"podwatch_event_sink_writes_total", []string{"sink", "store"}, 5},
 		{"podwatch_event_sink_write_errors_total", []string{"sink", "store", "code", CodeUnknown}, 2},
+		{"podwatch_event_sink_write_errors_total", []string{"sink", "store", "code", "503"}, 1},
 		{"podwatch_event_sink_coalesced_total", []string{"sink", "store"}, 6},
 		{"podwatch_event_sink_dropped_total", []string{"sink", "store", "reason", DropPendingFull}, 1},
 		{"podwatch_event_sink_dropped_total", []string{"sink", "store", "reason", DropPermanent}, 2},
