@@ -2,16 +2,12 @@ package integration
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
@@ -71,56 +67,8 @@ func countRequests(cfg *rest.Config) *countingTransport {
 // delivered sink, as cmd/podwatch wires them.
 func startAgentWithStore(t *testing.T, cfg *rest.Config, st *store.Store, restore []v1.Event) *agent {
 	t.Helper()
-	client, err := kube.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := &logBuf{}
-	log := slog.New(slog.NewTextHandler(lb, nil))
-	sink, err := kube.NewSink(client, kube.SinkOptions{Node: node, Jitter: 200 * time.Millisecond, ForbiddenPark: 500 * time.Millisecond}, clock.RealClock{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := events.New(events.Options{
-		Host:         node,
-		KeyInterval:  20 * time.Millisecond,
-		QPS:          100,
-		Burst:        100,
-		RetryInitial: 100 * time.Millisecond,
-		RetryMax:     time.Second,
-		WriteTimeout: 5 * time.Second,
-	}, clock.RealClock{}, log, []events.Registration{
-		events.DeliverTo("store", st).WithLimits(events.Limits{QPS: 1000, Burst: 1000, PendingMax: 1 << 16}),
-		events.DeliverTo("api", sink),
-	}, restore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx) }()
-	var once sync.Once
-	a := &agent{rec: rec, client: client, log: lb}
-	a.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("Run: %v", err)
-			}
-			fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer fcancel()
-			if err := rec.Flush(fctx); err != nil {
-				t.Errorf("Flush: %v", err)
-			}
-		})
-	}
-	t.Cleanup(func() {
-		a.stop()
-		if t.Failed() {
-			t.Logf("agent log:\n%s", lb.String())
-		}
-	})
-	return a
+	return startAgent(t, cfg, restore,
+		events.DeliverTo("store", st).WithLimits(events.Limits{QPS: 1000, Burst: 1000, PendingMax: 1 << 16}))
 }
 
 func openStore(t *testing.T, dir string) *store.Store {

@@ -64,7 +64,9 @@ type agent struct {
 	stop   func()
 }
 
-func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event) *agent {
+// startAgent runs a Recorder delivering to the API sink, after the extra
+// sinks given.
+func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event, extra ...events.Registration) *agent {
 	t.Helper()
 	client, err := kube.NewClient(cfg)
 	if err != nil {
@@ -84,7 +86,7 @@ func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event) *agent {
 		RetryInitial: 100 * time.Millisecond,
 		RetryMax:     time.Second,
 		WriteTimeout: 5 * time.Second,
-	}, clock.RealClock{}, log, []events.Registration{events.DeliverTo("api", sink)}, restore)
+	}, clock.RealClock{}, log, append(extra, events.DeliverTo("api", sink)), restore)
 	if err != nil {
 		t.Fatal(err)
 	}
