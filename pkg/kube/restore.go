@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/podwatch/podwatch/pkg/events"
 )
@@ -23,7 +22,7 @@ import (
 // Credentials that cannot list Events (the kubelet's own kubeconfig) or an
 // unreachable API leave local as it is: warm start is best effort, and a
 // missed Event only means its next occurrence starts a new one.
-func Restore(ctx context.Context, client corev1client.EventsGetter, node string, local []v1.Event, log *slog.Logger, pods ...v1.ObjectReference) []v1.Event {
+func Restore(ctx context.Context, client API, node string, local []v1.Event, log *slog.Logger, pods ...v1.ObjectReference) []v1.Event {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -17,8 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/diff"
@@ -65,10 +63,10 @@ type SinkOptions struct {
 	ForbiddenPark time.Duration
 }
 
-// Sink writes Events to the API through the typed core/v1 client. It is safe
+// Sink writes Events to the API through the core/v1 API. It is safe
 // for concurrent use.
 type Sink struct {
-	client corev1client.CoreV1Interface
+	client API
 	opts   SinkOptions
 	clk    clock.Clock
 	log    *slog.Logger
@@ -90,7 +88,7 @@ type mirror struct {
 
 // NewSink builds a Sink on client. A nil clk is the real clock; a nil log
 // discards.
-func NewSink(client corev1client.CoreV1Interface, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*Sink, error) {
+func NewSink(client API, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*Sink, error) {
 	if opts.Node == "" {
 		return nil, errors.New("kube: node name is required")
 	}
@@ -118,15 +116,6 @@ func NewSink(client corev1client.CoreV1Interface, opts SinkOptions, clk clock.Cl
 		retarget:  map[types.NamespacedName]bool{},
 		forbidden: map[string]bool{},
 	}, nil
-}
-
-// NewClient returns the typed core/v1 client for cfg.
-func NewClient(cfg *rest.Config) (corev1client.CoreV1Interface, error) {
-	c, err := corev1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kube: client: %w", err)
-	}
-	return c, nil
 }
 
 // Write implements events.Sink: create on the first write, patch after. The

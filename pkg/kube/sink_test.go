@@ -64,7 +64,7 @@ func newTestSink(t *testing.T, objs ...runtime.Object) (*Sink, *fake.Clientset, 
 	t.Helper()
 	cs := fake.NewClientset(objs...)
 	var lb logBuf
-	s, err := NewSink(cs.CoreV1(), SinkOptions{Node: node}, clocktesting.NewFakeClock(t0), slog.New(slog.NewTextHandler(&lb, nil)))
+	s, err := NewSink(typed{cs.CoreV1()}, SinkOptions{Node: node}, clocktesting.NewFakeClock(t0), slog.New(slog.NewTextHandler(&lb, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestRestoreListsOnlyWhatLocalLacks(t *testing.T) {
 	apiPod.InvolvedObject.UID = "hash1"
 	cs := fake.NewClientset(&apiNode, &apiPod)
 	local := []v1.Event{*podEvent("p.0", 2)}
-	got := Restore(context.Background(), cs.CoreV1(), node, local, nil, events.PodRef("ns2", "other"))
+	got := Restore(context.Background(), typed{cs.CoreV1()}, node, local, nil, events.PodRef("ns2", "other"))
 	// Node is lacking locally: listed; the local pod is not; "other" is.
 	if want := "list events, list events"; verbs(cs) != want {
 		t.Errorf("requests = %s; want %s", verbs(cs), want)
@@ -310,7 +310,7 @@ func TestRestoreForbiddenFallsBackToLocal(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("no list"))
 	})
 	local := []v1.Event{*podEvent("p.0", 2)}
-	if got := Restore(context.Background(), cs.CoreV1(), node, local, nil); len(got) != 1 {
+	if got := Restore(context.Background(), typed{cs.CoreV1()}, node, local, nil); len(got) != 1 {
 		t.Errorf("restored %d events, want the 1 local", len(got))
 	}
 }

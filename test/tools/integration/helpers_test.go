@@ -59,7 +59,7 @@ func (l *logBuf) String() string {
 // agent is a Recorder delivering to the API sink, as cmd/podwatch wires it.
 type agent struct {
 	rec    *events.Recorder
-	client corev1client.CoreV1Interface
+	client kube.API
 	log    *logBuf
 	stop   func()
 }

@@ -258,7 +258,12 @@ func TestDeployServiceAccountRoleEnoughAndNoMore(t *testing.T) {
 	if n := len(kube.Restore(ctx, a.client, node, nil, nil, events.PodRef(podNS, podName))); n != 2 {
 		t.Errorf("Restore with the SA found %d Events, want 2 (events list allowed)", n)
 	}
-	sa := a.client
+	// The same identity through client-go's typed client, for what the
+	// agent never calls.
+	sa, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := sa.Pods(podNS).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("list pods: err = %v, want Forbidden", err)
 	}
