@@ -26,6 +26,9 @@ for n in "${counts[@]}"; do
   hwm=$(awk '/^VmHWM/ {print $2}' /proc/$pid/status)
   line="manifests=$n rss_mib=$((rss / 1024)) peak_rss_mib=$((hwm / 1024))"
   if [ "$idle" -gt 0 ]; then
+    # Let the first list's writes to the local store drain: idle means
+    # nothing changing, not the tail of the start.
+    sleep "${SETTLE:-15}"
     t0=$(awk '{print $14 + $15}' /proc/$pid/stat)
     sleep "$idle"
     t1=$(awk '{print $14 + $15}' /proc/$pid/stat)
