@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	}
 	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName, "stateDir", opts.StateDir,
 		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
-		"publishedPods", len(l.state.Pods), "restoredEvents", len(restore), "metricsAddr", metricsAddr)
+		"publishedPods", len(l.state.Pods), "restoredEvents", len(restore), "metricsAddr", addrString(metricsAddr))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -334,4 +335,12 @@ func occurrence(ch diff.Change) events.Occurrence {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
 	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File}
+}
+
+// addrString logs an address as text; empty when the server is off.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
 }
