@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -95,8 +97,11 @@ func (c *computation) run() {
 // desired is the set of pods the kubelet's next relist ends with, and it
 // reports the per-file problems on the way.
 func (c *computation) desired() map[string]want {
-	desired := map[string]want{}
-	definers := map[string][]*file.File{}
+	desired := make(map[string]want, len(c.snap.Files))
+	// dups holds only the keys two or more files define: most folders have
+	// none, and a map of every key would cost each change an allocation
+	// per file.
+	var dups map[string][]*file.File
 	unreadable := map[string]bool{}
 	for i := range c.snap.Files {
 		f := &c.snap.Files[i]
@@ -114,8 +119,16 @@ func (c *computation) desired() map[string]want {
 				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
 			})
 		case f.Pod != nil:
+			if prev, ok := desired[f.Pod.Key]; ok {
+				if dups == nil {
+					dups = map[string][]*file.File{}
+				}
+				if len(dups[f.Pod.Key]) == 0 {
+					dups[f.Pod.Key] = []*file.File{prev.file}
+				}
+				dups[f.Pod.Key] = append(dups[f.Pod.Key], f)
+			}
 			desired[f.Pod.Key] = want{file: f} // the last in sort order wins
-			definers[f.Pod.Key] = append(definers[f.Pod.Key], f)
 			if len(f.Pod.Ignored) > 0 {
 				c.problem("ignored/"+f.Name, f.ChangedAt, false, Change{
 					Type: TypeWarning, Reason: ReasonIgnored, Object: c.node(), File: f.Name,
@@ -124,10 +137,8 @@ func (c *computation) desired() map[string]want {
 			}
 		}
 	}
-	for key, fs := range definers {
-		if len(fs) < 2 {
-			continue
-		}
+	for _, key := range slices.Sorted(maps.Keys(dups)) {
+		fs := dups[key]
 		names := make([]string, len(fs))
 		var since time.Time
 		for i, f := range fs {
@@ -157,29 +168,29 @@ func (c *computation) desired() map[string]want {
 }
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
-	keys := make([]string, 0, len(desired)+len(c.next.Pods))
-	for k := range desired {
-		keys = append(keys, k)
-	}
-	for k := range c.next.Pods {
-		if _, ok := desired[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		w, wanted := desired[key]
+	// Visit in map order and sort only what is emitted: sorting every key
+	// cost each change O(n log n) in a folder of thousands.
+	first := len(c.changes)
+	for key, w := range desired {
 		p, had := c.next.Pods[key]
 		switch {
-		case wanted && w.keep != nil:
-		case wanted && !had:
+		case w.keep != nil:
+		case !had:
 			c.add(key, w.file)
-		case wanted:
+		default:
 			c.update(key, p, w.file)
-		case had:
+		}
+	}
+	for key, p := range c.next.Pods {
+		if _, ok := desired[key]; !ok {
 			c.remove(key, p, removeWhy[key])
 		}
 	}
+	emitted := c.changes[first:]
+	sort.SliceStable(emitted, func(i, j int) bool {
+		a, b := emitted[i].Object, emitted[j].Object
+		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	})
 }
 
 func (c *computation) add(key string, f *file.File) {

@@ -50,7 +50,7 @@ func snap(relist bool, files ...file.File) file.Snapshot {
 }
 
 // publishedState runs Compute until nothing is pending, returning the state.
-func publishedState(t *testing.T, s file.Snapshot) State {
+func publishedState(t testing.TB, s file.Snapshot) State {
 	t.Helper()
 	_, st, recheck := Compute(State{}, s, t0.Add(time.Hour), testOpts)
 	if !recheck.IsZero() {
