@@ -109,24 +109,21 @@ func validateEnum[T ~string](path *field.Path, v T, allowed ...T) field.ErrorLis
 }
 
 func dnsSubdomain(path *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(v) {
-		errs = append(errs, field.Invalid(path, v, msg))
-	}
-	return errs
+	return invalidAll(path, v, validation.IsDNS1123Subdomain(v))
 }
 
 func dnsLabel(path *field.Path, v string) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(v) {
-		errs = append(errs, field.Invalid(path, v, msg))
-	}
-	return errs
+	return invalidAll(path, v, validation.IsDNS1123Label(v))
 }
 
 func qualifiedName(path *field.Path, v string) field.ErrorList {
+	return invalidAll(path, v, validation.IsQualifiedName(v))
+}
+
+// invalidAll turns a validator's messages about v into field errors.
+func invalidAll(path *field.Path, v string, msgs []string) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(v) {
+	for _, msg := range msgs {
 		errs = append(errs, field.Invalid(path, v, msg))
 	}
 	return errs
