@@ -93,7 +93,7 @@ func TestFailingSinkRecoversWithExactCounts(t *testing.T) {
 	// occurrences meanwhile coalesce into the queued writes.
 	for _, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second} {
 		// A wrong schedule never matches and times out.
-		rn.awaitWait(t, func(d time.Duration) bool { return d == want })
+		rn.awaitWaitFrom(t, clk.Now(), func(d time.Duration) bool { return d == want })
 		mustRecord(t, r, a)
 		mustRecord(t, r, b)
 		clk.Step(want)
@@ -103,7 +103,7 @@ func TestFailingSinkRecoversWithExactCounts(t *testing.T) {
 		t.Fatalf("%d writes succeeded while failing", n)
 	}
 	fail.Store(false)
-	rn.awaitWait(t, func(d time.Duration) bool { return d > 0 })
+	rn.awaitWaitFrom(t, clk.Now(), func(d time.Duration) bool { return d > 0 })
 	clk.Step(8 * time.Second)
 	got := map[string]int32{}
 	for len(got) < 2 || got[""] != 0 {
@@ -190,7 +190,7 @@ func TestQPSBoundsWritesAcrossEvents(t *testing.T) {
 	}
 	clk.Step(time.Second)
 	awaitWrite(t, writes)
-	rn.awaitWait(t, func(d time.Duration) bool { return d > 0 })
+	rn.awaitWaitFrom(t, clk.Now(), func(d time.Duration) bool { return d > 0 })
 	clk.Step(time.Second)
 	awaitWrite(t, writes)
 	rn.awaitWait(t, idle)

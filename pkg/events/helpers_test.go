@@ -93,15 +93,21 @@ func mustRecord(t *testing.T, r *Recorder, o Occurrence) {
 // running is a Recorder's Run in a goroutine, with the delivery
 // goroutines' waits reported on waits.
 type running struct {
-	waits chan time.Duration
+	waits chan armed
 	stop  func()
+}
+
+// armed is one wait of a delivery goroutine, and the (fake) time it began.
+type armed struct {
+	d  time.Duration
+	at time.Time
 }
 
 // startRun starts r.Run; the test must call stop (Cleanup does too).
 func startRun(t *testing.T, r *Recorder) *running {
 	t.Helper()
-	waits := make(chan time.Duration, 4096)
-	r.waiting = func(_ string, d time.Duration) { waits <- d }
+	waits := make(chan armed, 4096)
+	r.waiting = func(_ string, d time.Duration) { waits <- armed{d, r.clk.Now()} }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -122,12 +128,20 @@ func startRun(t *testing.T, r *Recorder) *running {
 // accepts. Blocking is what makes a fake-clock step safe: the timer exists.
 func (rn *running) awaitWait(t *testing.T, ok func(time.Duration) bool) time.Duration {
 	t.Helper()
+	return rn.awaitWaitFrom(t, time.Time{}, ok)
+}
+
+// awaitWaitFrom is awaitWait for waits that began at or after from: a
+// goroutine woken before a clock step may have reported the same wait
+// twice, and stepping again on the stale report would race its new timer.
+func (rn *running) awaitWaitFrom(t *testing.T, from time.Time, ok func(time.Duration) bool) time.Duration {
+	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
-		case d := <-rn.waits:
-			if ok(d) {
-				return d
+		case w := <-rn.waits:
+			if !w.at.Before(from) && ok(w.d) {
+				return w.d
 			}
 		case <-deadline:
 			t.Fatal("delivery goroutine never waited as expected")
