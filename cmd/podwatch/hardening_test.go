@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 )
 
 // loggedAgent is startAgent with the debug log captured as JSON, the
@@ -35,26 +33,14 @@ type loggedAgent struct {
 
 func startLoggedAgent(t *testing.T, path string) *loggedAgent {
 	t.Helper()
-	opts := defaultOptions()
-	opts.Source.Path = path
-	opts.Source.FileCheckFrequency = 200 * time.Millisecond
-	opts.Source.SettleDelay = 100 * time.Millisecond
-	opts.NodeName = testNode
-	opts.Output = "json"
-	opts.Verbosity = 1
-	opts.StateDir = filepath.Join(t.TempDir(), "state")
-	opts.Metrics.BindAddress = "127.0.0.1:0"
+	la := &loggedAgent{logs: &lockedBuffer{}, stateDir: filepath.Join(t.TempDir(), "state")}
 	addrs := make(chan net.Addr, 1)
-	opts.onMetricsListen = func(a net.Addr) { addrs <- a }
-	ctx, cancel := context.WithCancel(context.Background())
-	la := &loggedAgent{
-		agent:    &agent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel},
-		logs:     &lockedBuffer{},
-		stateDir: opts.StateDir,
-	}
 	log := slog.New(slog.NewJSONHandler(la.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	go func() { la.done <- run(ctx, opts, clock.RealClock{}, la.out, log) }()
-	t.Cleanup(func() { la.shutdown() })
+	la.agent = startAgentLogging(t, path, log, func(o *options) {
+		o.Source.FileCheckFrequency = 200 * time.Millisecond
+		o.StateDir = la.stateDir
+		o.onMetricsListen = func(a net.Addr) { addrs <- a }
+	})
 	select {
 	case a := <-addrs:
 		la.metrics = "http://" + a.String()

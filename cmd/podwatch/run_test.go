@@ -62,6 +62,12 @@ const testNode = "node-1"
 
 func startAgent(t *testing.T, path string, modify ...func(*options)) *agent {
 	t.Helper()
+	return startAgentLogging(t, path, slog.New(slog.NewTextHandler(io.Discard, nil)), modify...)
+}
+
+// startAgentLogging is startAgent with the agent's logs going to log.
+func startAgentLogging(t *testing.T, path string, log *slog.Logger, modify ...func(*options)) *agent {
+	t.Helper()
 	opts := defaultOptions()
 	opts.Source.Path = path
 	opts.Source.FileCheckFrequency = 500 * time.Millisecond
@@ -75,7 +81,6 @@ func startAgent(t *testing.T, path string, modify ...func(*options)) *agent {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { a.done <- run(ctx, opts, clock.RealClock{}, a.out, log) }()
 	t.Cleanup(func() { a.shutdown() })
 	return a
