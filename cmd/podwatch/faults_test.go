@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/store"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 )
@@ -660,7 +661,8 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	}
 	heapReport(t, "before start")
 	start := time.Now()
-	a := startAgent(t, dir)
+	state := t.TempDir()
+	a := startAgent(t, dir, func(o *options) { o.StateDir = state })
 	evs := func() []v1.Event { return a.out.events(t) }
 	deadline := time.Now().Add(120 * time.Second)
 	for {
@@ -688,4 +690,20 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	}
 	t.Logf("10,000 manifests: all ADDs within %v of start", took.Round(time.Millisecond))
 	heapReport(t, "after relists")
+	// Whatever the store had not taken yet is flushed at shutdown, in
+	// batches, well within the harness's 5 s.
+	stopped := time.Now()
+	a.shutdown()
+	t.Logf("shutdown took %v", time.Since(stopped).Round(time.Millisecond))
+	stored, err := store.ReadEvents(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store keeps the newest DefaultMaxEvents: ADDs, and the few
+	// Events of the relist marker.
+	_, names = countByName(stored, "StaticPodAdded")
+	if len(stored) != store.DefaultMaxEvents || len(names) < store.DefaultMaxEvents-5 {
+		t.Fatalf("the store holds %d Events, ADDs of %d pods, after shutdown; want %d, nearly all ADDs",
+			len(stored), len(names), store.DefaultMaxEvents)
+	}
 }

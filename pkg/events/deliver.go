@@ -43,9 +43,9 @@ func (r *Recorder) work(ctx context.Context, s *deliveredSink) {
 	defer t.stop()
 	for ctx.Err() == nil {
 		s.busy.Lock()
-		j, until := r.take(s, true)
-		if j != nil {
-			r.attempt(ctx, s, j)
+		jobs, until := r.take(s, true)
+		if len(jobs) > 0 {
+			r.attempt(ctx, s, jobs)
 			s.busy.Unlock()
 			continue
 		}
@@ -100,14 +100,33 @@ func (r *Recorder) sleep(ctx context.Context, s *deliveredSink, a *alarm, until 
 	return true
 }
 
-// take removes the next write that may start now from s's queue. With
-// limits it takes the first ready write and honours the token bucket;
-// Flush passes false and takes the longest-queued write regardless of its
-// KeyInterval or retry backoff. Both honour the sink's own backoff. When
-// nothing may start, take returns when something may (zero: nothing queued).
-func (r *Recorder) take(s *deliveredSink, limits bool) (*job, time.Time) {
+// take removes the writes that may start now from s's queue: one, or up to
+// maxBatch for a BatchSink. With limits it takes ready writes and honours
+// the token bucket; Flush passes false and takes the longest-queued writes
+// regardless of their KeyInterval or retry backoff. Both honour the sink's
+// own backoff. When nothing may start, take returns when something may
+// (zero: nothing queued).
+func (r *Recorder) take(s *deliveredSink, limits bool) ([]*job, time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	n := 1
+	if _, ok := s.sink.(BatchSink); ok {
+		n = maxBatch
+	}
+	now := r.clk.Now()
+	var jobs []*job
+	for len(jobs) < n {
+		j, until := r.takeOne(s, limits, now)
+		if j == nil {
+			return jobs, until
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, time.Time{}
+}
+
+// takeOne is take for one write; r.mu is held.
+func (r *Recorder) takeOne(s *deliveredSink, limits bool, now time.Time) (*job, time.Time) {
 	sl := s.q.next()
 	if !limits {
 		sl = s.q.oldest
@@ -115,7 +134,6 @@ func (r *Recorder) take(s *deliveredSink, limits bool) (*job, time.Time) {
 	if sl == nil {
 		return nil, time.Time{}
 	}
-	now := r.clk.Now()
 	wait := s.backoff.Remaining(sinkBackoffID)
 	if limits {
 		wait = max(wait, sl.readyAt.Sub(now), s.bucket.wait(now))
@@ -134,22 +152,43 @@ func (r *Recorder) take(s *deliveredSink, limits bool) (*job, time.Time) {
 	return &job{sl: sl, ev: sl.e.event(r.opts.Host), update: sl.acked > 0}, time.Time{}
 }
 
-// attempt writes one job and settles its outcome.
-func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, j *job) {
+// attempt writes jobs (one Write, or one WriteBatch) and settles each
+// job's outcome; a batch succeeds or fails as a whole.
+func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 	wctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
-	err := s.sink.Write(wctx, j.ev, j.update)
+	var err error
+	if b, ok := s.sink.(BatchSink); ok && len(jobs) > 1 {
+		writes := make([]Write, len(jobs))
+		for i, j := range jobs {
+			writes[i] = Write{Event: j.ev, Update: j.update}
+		}
+		err = b.WriteBatch(wctx, writes)
+	} else {
+		err = s.sink.Write(wctx, jobs[0].ev, jobs[0].update)
+	}
 	cancel()
-	name := j.sl.e.name
 	switch {
 	case err == nil:
 		s.backoff.Reset(sinkBackoffID)
-		s.backoff.Reset(name)
-	case errors.Is(err, ErrPermanent):
-		s.backoff.Reset(name)
-	case ctx.Err() != nil:
-		// Shutting down, not failing: requeue for Flush without backoff.
+	case errors.Is(err, ErrPermanent), ctx.Err() != nil:
+		// Permanent: nothing to back off from. Shutting down, not failing:
+		// requeue for Flush without backoff.
 	default:
 		s.backoff.Next(sinkBackoffID)
+	}
+	for _, j := range jobs {
+		r.settle(ctx, s, j, err)
+	}
+}
+
+// settle records the outcome err of one job's write.
+func (r *Recorder) settle(ctx context.Context, s *deliveredSink, j *job, err error) {
+	name := j.sl.e.name
+	switch {
+	case err == nil, errors.Is(err, ErrPermanent):
+		s.backoff.Reset(name)
+	case ctx.Err() != nil:
+	default:
 		s.backoff.Next(name)
 	}
 	retryIn := s.backoff.Get(name)
@@ -215,15 +254,15 @@ func (r *Recorder) drain(ctx context.Context, s *deliveredSink) error {
 	defer t.stop()
 	for ctx.Err() == nil {
 		s.busy.Lock()
-		j, until := r.take(s, false)
-		if j != nil {
-			r.attempt(ctx, s, j)
+		jobs, until := r.take(s, false)
+		if len(jobs) > 0 {
+			r.attempt(ctx, s, jobs)
 		}
 		s.busy.Unlock()
-		if j == nil && until.IsZero() {
+		if len(jobs) == 0 && until.IsZero() {
 			return nil
 		}
-		if j == nil && !r.sleep(ctx, s, &t, until, nil) {
+		if len(jobs) == 0 && !r.sleep(ctx, s, &t, until, nil) {
 			break
 		}
 	}

@@ -22,6 +22,27 @@ type Sink interface {
 	Write(ctx context.Context, ev *v1.Event, update bool) error
 }
 
+// BatchSink is a Sink that can commit several Events in one call, so that
+// one flush to disk covers many records: the first list of a large folder
+// is thousands of ADDs at once. WriteBatch stores all of writes or none of
+// them, and returns nil only when all are stored.
+type BatchSink interface {
+	Sink
+	WriteBatch(ctx context.Context, writes []Write) error
+}
+
+// Write is one Event handed to a BatchSink; Update means what Sink.Write's
+// update does.
+type Write struct {
+	Event  *v1.Event
+	Update bool
+}
+
+// maxBatch bounds one WriteBatch: large enough that a list of 10,000
+// manifests is a handful of disk flushes, small enough that one call stays
+// well within Options.WriteTimeout.
+const maxBatch = 512
+
 // Mode says how a sink is fed.
 type Mode int
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/podwatch/podwatch/pkg/events"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 )
@@ -178,13 +179,35 @@ func (s *Store) load() (warning, err error) {
 // of an Event wins. ctx is not consulted: the write is local and short, and
 // an Event recorded during shutdown should still reach the disk.
 func (s *Store) Write(_ context.Context, ev *v1.Event, _ bool) error {
-	if ev == nil || ev.Name == "" {
-		return errors.New("store: write: event has no name")
+	return s.write([]*v1.Event{ev})
+}
+
+// WriteBatch appends every Event of writes with one write and one
+// fdatasync: all of them are on disk when it returns nil, none of them
+// when it fails. It implements pkg/events' BatchSink.
+func (s *Store) WriteBatch(_ context.Context, writes []events.Write) error {
+	evs := make([]*v1.Event, len(writes))
+	for i, w := range writes {
+		evs[i] = w.Event
 	}
-	ev = ev.DeepCopy()
-	line, err := encodeRecord(ev)
-	if err != nil {
-		return err
+	return s.write(evs)
+}
+
+func (s *Store) write(evs []*v1.Event) error {
+	var buf []byte
+	sizes := make([]int64, len(evs))
+	copies := make([]*v1.Event, len(evs))
+	for i, ev := range evs {
+		if ev == nil || ev.Name == "" {
+			return errors.New("store: write: event has no name")
+		}
+		copies[i] = ev.DeepCopy()
+		line, err := encodeRecord(copies[i])
+		if err != nil {
+			return err
+		}
+		buf = append(buf, line...)
+		sizes[i] = int64(len(line))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,14 +216,16 @@ func (s *Store) Write(_ context.Context, ev *v1.Event, _ bool) error {
 	}
 	if s.rewrite {
 		if err := s.compact(); err != nil {
-			return fmt.Errorf("store: write event %s: rewrite %s after an earlier failed write: %w", eventKey(ev), s.path, err)
+			return fmt.Errorf("store: write %s: rewrite %s after an earlier failed write: %w", describe(copies), s.path, err)
 		}
 	}
-	if err := s.append(line); err != nil {
+	if err := s.append(buf); err != nil {
 		s.rewrite = true
-		return fmt.Errorf("store: write event %s to %s: %w", eventKey(ev), s.path, err)
+		return fmt.Errorf("store: write %s to %s: %w", describe(copies), s.path, err)
 	}
-	s.put(ev, int64(len(line)))
+	for i, ev := range copies {
+		s.put(ev, sizes[i])
+	}
 	s.evict()
 	if s.shouldCompact() {
 		s.tryCompact()
@@ -208,7 +233,15 @@ func (s *Store) Write(_ context.Context, ev *v1.Event, _ bool) error {
 	return nil
 }
 
-// append writes one record at the end of the verified data and flushes it.
+// describe names the Events of one write for an error message.
+func describe(evs []*v1.Event) string {
+	if len(evs) == 1 {
+		return "event " + eventKey(evs[0])
+	}
+	return fmt.Sprintf("%d events (first %s)", len(evs), eventKey(evs[0]))
+}
+
+// append writes records at the end of the verified data and flushes it.
 // On failure it cuts the file back, so that a half-written record never
 // ends up in the middle of the log where it would read as corruption.
 func (s *Store) append(line []byte) error {
