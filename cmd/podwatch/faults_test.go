@@ -29,23 +29,49 @@ import (
 // 2-core CI machine; a passing run returns as soon as the condition holds.
 const faultsWait = 15 * time.Second
 
-// holdInotifyEnv makes the test binary, re-executed as a throwaway uid, open
-// inotify instances until the kernel refuses, print how many it holds, and
-// hold them until stdin closes.
+// holdInotifyEnv makes the test binary, re-executed as a throwaway uid,
+// exhaust one inotify limit, print what it holds, and hold it until stdin
+// closes. "instances" opens instances until the kernel refuses;
+// "watches:DIR" adds watches on DIR's files from instance after instance.
 const holdInotifyEnv = "PODWATCH_TEST_HOLD_INOTIFY"
+
+// holderInstances bounds the instances a "watches" holder opens, leaving
+// the agent of the same uid room for its own (max_user_instances is 128
+// here).
+const holderInstances = 100
 
 // holdInotify is what the re-executed test binary does instead of testing;
 // TestMain calls it first.
-func holdInotify() {
-	n := 0
+func holdInotify(mode string) {
+	instances, watches := 0, 0
 	var err error
-	for n < 1<<16 {
-		if _, err = unix.InotifyInit1(unix.IN_CLOEXEC); err != nil {
-			break
+	if dir, ok := strings.CutPrefix(mode, "watches:"); ok {
+		var names []string
+		if names, err = filepath.Glob(filepath.Join(dir, "*")); err == nil {
+		fill:
+			for instances < holderInstances {
+				var fd int
+				if fd, err = unix.InotifyInit1(unix.IN_CLOEXEC); err != nil {
+					break
+				}
+				instances++
+				for _, n := range names {
+					if _, err = unix.InotifyAddWatch(fd, n, unix.IN_MODIFY); err != nil {
+						break fill
+					}
+					watches++
+				}
+			}
 		}
-		n++
+	} else {
+		for instances < 1<<16 {
+			if _, err = unix.InotifyInit1(unix.IN_CLOEXEC); err != nil {
+				break
+			}
+			instances++
+		}
 	}
-	fmt.Printf("held %d uid=%d err=%v\n", n, os.Getuid(), err)
+	fmt.Printf("held %d instances, %d watches; uid=%d err=%v\n", instances, watches, os.Getuid(), err)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 }
@@ -442,13 +468,13 @@ func TestFaultPermissionDeniedAsUnprivilegedUID(t *testing.T) {
 	}
 }
 
-// ---- 3. inotify instances exhausted for a throwaway uid --------------------
+// ---- 3. inotify limits exhausted for a throwaway uid ----------------------
 
-func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	raw, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+// inotifyLimit reads /proc/sys/fs/inotify/<name>, skipping the test where
+// it is missing or too high to exhaust in a test.
+func inotifyLimit(t *testing.T, name string, most int) int {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/sys/fs/inotify/" + name)
 	if err != nil {
 		t.Skipf("no inotify limits here: %v", err)
 	}
@@ -456,13 +482,18 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit > 1024 {
-		t.Skipf("fs.inotify.max_user_instances is %d: too many instances to exhaust in a test", limit)
+	if limit > most {
+		t.Skipf("fs.inotify.%s is %d: too many to exhaust in a test", name, limit)
 	}
-	root := nobodyDir(t)
-	bin := buildAgentFor(t, root)
+	return limit
+}
 
-	// The helper is this test binary, copied where uid 65534 can run it.
+// startHolder runs this test binary as uid 65534 in holdInotify mode and
+// returns what it printed once it holds the limit, and a release that
+// frees it (Cleanup also does).
+func startHolder(t *testing.T, root, mode string) (said string, release func()) {
+	t.Helper()
+	// The holder is this test binary, copied where uid 65534 can run it.
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -476,7 +507,7 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder := exec.Command(helperBin, "-test.run=^$")
-	holder.Env = append(os.Environ(), holdInotifyEnv+"=1")
+	holder.Env = append(os.Environ(), holdInotifyEnv+"="+mode)
 	holder.SysProcAttr = asNobody()
 	stdin, err := holder.StdinPipe()
 	if err != nil {
@@ -490,12 +521,12 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
-	holderDone := false
-	release := func() {
-		if holderDone {
+	done := false
+	release = func() {
+		if done {
 			return
 		}
-		holderDone = true
+		done = true
 		stdin.Close()
 		if err := holder.Wait(); err != nil {
 			t.Errorf("inotify holder: %v", err)
@@ -506,11 +537,14 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	if err != nil {
 		t.Fatalf("holder said nothing: %v", err)
 	}
-	t.Logf("holder: %s (max_user_instances %d)", strings.TrimSpace(line), limit)
-	if !strings.Contains(line, "too many open files") && !strings.Contains(line, "EMFILE") {
-		t.Fatalf("holder did not exhaust the instances: %s", line)
-	}
+	return strings.TrimSpace(line), release
+}
 
+// degradedUntilReleased runs the agent as uid 65534 while another process of
+// that uid holds an inotify limit: podwatch lists instead, says so once as a
+// WatchDegraded Warning naming why, and has its watch back after release.
+func degradedUntilReleased(t *testing.T, root, bin, why string, release func()) {
+	t.Helper()
 	dir := filepath.Join(root, "manifests")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -521,8 +555,8 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	p.waitEvent("StaticPodAdded", "a.yaml")
 	wd := p.waitEvent("WatchDegraded", "")
 	assertWarningNode(t, wd)
-	if !strings.Contains(wd.Message, "too many open files") {
-		t.Errorf("WatchDegraded does not say why: %s", wd.Message)
+	if !strings.Contains(wd.Message, why) {
+		t.Errorf("WatchDegraded does not say %q: %s", why, wd.Message)
 	}
 	waitMetric(t, metrics, "podwatch_watch_up 0")
 
@@ -534,7 +568,7 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	waitUntil(t, faultsWait, func() bool { return strings.Count(p.stderr.String(), `"msg":"cannot watch manifest path"`) >= 1 },
 		func() string { return "no 'cannot watch' log line:\n" + p.stderr.String() })
 
-	// Instances freed: the watch comes back within the backoff (max 20s).
+	// Limit freed: the watch comes back within the backoff (max 20s).
 	release()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -543,7 +577,7 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("watch not up 30s after the inotify instances were freed:\n%s", p.dump())
+			t.Fatalf("watch not up 30s after the inotify limit was freed:\n%s", p.dump())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -555,6 +589,49 @@ func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
 	if evs := eventsWith(p.events(), "WatchDegraded", ""); len(evs) != 1 || evs[0].Count != 1 {
 		t.Errorf("WatchDegraded said %d times (last count %d), want once:\n%s", len(evs), maxCount(evs), p.dump())
 	}
+}
+
+func TestFaultInotifyInstancesExhaustedAsUnprivilegedUID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	limit := inotifyLimit(t, "max_user_instances", 1024)
+	root := nobodyDir(t)
+	bin := buildAgentFor(t, root)
+	said, release := startHolder(t, root, "instances")
+	t.Logf("holder: %s (max_user_instances %d)", said, limit)
+	if !strings.Contains(said, "too many open files") {
+		t.Fatalf("holder did not exhaust the instances: %s", said)
+	}
+	degradedUntilReleased(t, root, bin, "too many open files (this user's inotify instances are used up: fs.inotify.max_user_instances)", release)
+}
+
+func TestFaultInotifyWatchesExhaustedAsUnprivilegedUID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	// Each watch pins kernel memory (a few hundred bytes): a few hundred
+	// thousand is fine, millions are not a test's to take.
+	limit := inotifyLimit(t, "max_user_watches", 600_000)
+	root := nobodyDir(t)
+	bin := buildAgentFor(t, root)
+	// holderInstances instances watching the same files exceed the limit
+	// with few files.
+	files := filepath.Join(root, "watched")
+	if err := os.Mkdir(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range limit/holderInstances + 1 {
+		if err := os.WriteFile(filepath.Join(files, strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	said, release := startHolder(t, root, "watches:"+files)
+	t.Logf("holder: %s (max_user_watches %d)", said, limit)
+	if !strings.Contains(said, "no space left on device") {
+		t.Fatalf("holder did not exhaust the watches: %s", said)
+	}
+	degradedUntilReleased(t, root, bin, "no space left on device (this user's inotify watches are used up: fs.inotify.max_user_watches)", release)
 }
 
 // ---- 4. Burst and scale ----------------------------------------------------

@@ -9,8 +9,8 @@ import (
 
 // run owns the file source's goroutines; none may outlive a test.
 func TestMain(m *testing.M) {
-	if os.Getenv(holdInotifyEnv) == "1" {
-		holdInotify() // a helper process of TestFaultInotify...: never returns
+	if mode := os.Getenv(holdInotifyEnv); mode != "" {
+		holdInotify(mode) // a helper process of TestFaultInotify...: never returns
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,25 @@ const AnnotationFile = "podwatch.io/file"
 // CombinedPrefix starts the message of an Event that stands for many
 // similar ones, as in client-go.
 const CombinedPrefix = "(combined from similar events): "
+
+// MaxMessage bounds an Event's message in bytes, as the events.k8s.io API
+// bounds a note: a message built from hostile input (thousands of field
+// errors) must not make an Event the API server refuses or a `kubectl
+// describe` nobody can read.
+const MaxMessage = 1024
+
+// capMessage cuts msg to MaxMessage bytes on a UTF-8 boundary, saying so.
+func capMessage(msg string) string {
+	if len(msg) <= MaxMessage {
+		return msg
+	}
+	const mark = " [truncated]"
+	cut := MaxMessage - len(mark)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + mark
+}
 
 // Occurrence is one happening to record.
 type Occurrence struct {

@@ -149,6 +149,7 @@ func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
 	if o.Object.Name == "" || o.Reason == "" {
 		return fmt.Errorf("events: occurrence needs an object name and a reason, got %q/%q", o.Object.Name, o.Reason)
 	}
+	o.Message = capMessage(o.Message)
 	r.recordMu.Lock()
 	defer r.recordMu.Unlock()
 

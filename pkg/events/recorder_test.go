@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -192,5 +193,25 @@ func TestPermanentWrapping(t *testing.T) {
 	}
 	if errors.Is(base, ErrPermanent) {
 		t.Fatal("plain error classed permanent")
+	}
+}
+
+func TestLongMessagesAreCapped(t *testing.T) {
+	out := &fakeSink{}
+	r, _ := newTest(t, Options{}, []Registration{StreamTo("stdout", out)}, nil)
+	// A 3-byte rune straddles the cut.
+	long := strings.Repeat("a", MaxMessage-14) + strings.Repeat("€", 2000)
+	mustRecord(t, r, occ("InvalidManifest", long))
+	got := out.got()[0].ev.Message
+	if len(got) > MaxMessage || !utf8.ValidString(got) || !strings.HasSuffix(got, " [truncated]") {
+		t.Fatalf("message of %d bytes (valid UTF-8 %v) ends %q", len(got), utf8.ValidString(got), got[max(0, len(got)-20):])
+	}
+	if !strings.HasPrefix(got, long[:MaxMessage-14]) {
+		t.Error("the start of the message was not kept")
+	}
+	short := "etcd.yaml: line 3: bad"
+	mustRecord(t, r, occ("InvalidManifest", short))
+	if got := out.got()[1].ev.Message; got != short {
+		t.Errorf("short message changed to %q", got)
 	}
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,12 +92,28 @@ func (d *decoder) decode() (*Pod, error) {
 	}, nil
 }
 
+// treeMax is the largest file podwatch builds its positional tree for. The
+// tree costs about 50 times the file (yaml.v3's nodes and podwatch's), on
+// top of the kubelet's own conversion that follows; a real manifest is a
+// few KiB. Above it, errors carry no line and duplicate keys and later
+// documents go unremarked; the verdict is the same.
+const treeMax = 1 << 20
+
 // parseTree builds podwatch's positional tree. Failing to build it only costs
 // line numbers, except for alias expansion, which must be refused up front.
 func (d *decoder) parseTree() error {
 	if d.isJSON {
-		if root, err := parseJSON(d.data); err == nil {
-			d.root = root
+		if len(d.data) <= treeMax {
+			if root, err := parseJSON(d.data); err == nil {
+				d.root = root
+			}
+		}
+		return nil
+	}
+	if len(d.data) > treeMax {
+		// Without a "*" there is no alias to expand.
+		if bytes.IndexByte(d.data, '*') >= 0 && expandedSize(d.data) > maxExpanded {
+			return &Error{Line: 1, Msg: ErrTooComplex.Error(), Err: ErrTooComplex}
 		}
 		return nil
 	}

@@ -100,6 +100,52 @@ type yamlDoc struct {
 	extraErr error // a syntax error in later documents, which the kubelet never reads
 }
 
+// expandedSize is the size the first document of data reaches once its
+// aliases are expanded, counted as yamlBuilder counts it (capped past
+// maxExpanded) but without building podwatch's tree. 0 when it does not
+// parse: the conversion that follows reports that.
+func expandedSize(data []byte) int64 {
+	var first yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&first); err != nil {
+		return 0
+	}
+	memo := map[*yaml.Node]int64{}
+	var size func(y *yaml.Node) int64
+	size = func(y *yaml.Node) int64 {
+		if y == nil {
+			return 8
+		}
+		if s, ok := memo[y]; ok {
+			return s
+		}
+		n := int64(len(y.Value)) + 8
+		if y.Anchor != "" {
+			memo[y] = n // a self-reference ends here
+		}
+		switch y.Kind {
+		case yaml.DocumentNode:
+			if len(y.Content) > 0 {
+				n = size(y.Content[0])
+			}
+		case yaml.AliasNode:
+			n = size(y.Alias)
+		case yaml.SequenceNode:
+			for _, c := range y.Content {
+				n = min(n+size(c), maxExpanded+1)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(y.Content); i += 2 {
+				n = min(n+size(y.Content[i+1])+int64(len(y.Content[i].Value)), maxExpanded+1)
+			}
+		}
+		if y.Anchor != "" {
+			memo[y] = n
+		}
+		return n
+	}
+	return size(&first)
+}
+
 // parseYAML builds the tree of the first document. Aliases share the anchor's
 // subtree instead of copying it, so building is linear in the input size.
 func parseYAML(data []byte) (*yamlDoc, error) {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -55,13 +56,22 @@ func validateImageWhitespace(cs []v1.Container, path *field.Path) field.ErrorLis
 	return errs
 }
 
+// maxListedErrors bounds the validation errors one message spells out: a
+// file can hold hundreds of thousands of bad fields, and the first few say
+// what is wrong.
+const maxListedErrors = 5
+
 // fieldErrors turns validation errors into one *Error at the first error's
 // line, with any value that might be secret removed from the text.
 func (d *decoder) fieldErrors(pod *v1.Pod, errs field.ErrorList) *Error {
 	secrets := sensitiveStrings(pod)
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
+	listed := errs[:min(len(errs), maxListedErrors)]
+	msgs := make([]string, 0, len(listed)+1)
+	for _, e := range listed {
 		msgs = append(msgs, redact(e.Error(), secrets))
+	}
+	if more := len(errs) - len(listed); more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more errors", more))
 	}
 	return &Error{Line: lineOf(d.root, errs[0].Field), Msg: strings.Join(msgs, "; "), Err: errs.ToAggregate()}
 }

@@ -43,7 +43,7 @@ type inotifyWatcher struct {
 func newPlatformWatcher(path string) (watcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return nil, fmt.Errorf("unable to create inotify: %w", os.NewSyscallError("inotify_init1", err))
+		return nil, fmt.Errorf("unable to create inotify: %w", limitHint(os.NewSyscallError("inotify_init1", err)))
 	}
 	w := &inotifyWatcher{
 		f:        os.NewFile(uintptr(fd), "inotify"),
@@ -55,7 +55,7 @@ func newPlatformWatcher(path string) (watcher, error) {
 	}
 	if err := w.add(fd, path); err != nil {
 		w.f.Close()
-		return nil, err
+		return nil, limitHint(err)
 	}
 	go w.read()
 	return w, nil
@@ -103,6 +103,18 @@ func (w *inotifyWatcher) add(fd int, path string) error {
 	}
 	w.wdPath = int32(wd)
 	return nil
+}
+
+// limitHint names the sysctl behind an inotify limit error: the kernel's
+// "no space left on device" sends operators to the wrong place.
+func limitHint(err error) error {
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		return fmt.Errorf("%w (this user's inotify watches are used up: fs.inotify.max_user_watches)", err)
+	case errors.Is(err, unix.EMFILE):
+		return fmt.Errorf("%w (this user's inotify instances are used up: fs.inotify.max_user_instances)", err)
+	}
+	return err
 }
 
 func (w *inotifyWatcher) Events() <-chan watchBatch { return w.ch }
