@@ -152,6 +152,10 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 	// And the pod removed by turning invalid (the REMOVE says why).
 	writeByRename(t, dir, "vault.yaml", strings.Replace(secretPod("3"), "image: hashicorp/vault:1.3", "image: \"\"", 1))
 	a.waitEvent("StaticPodRemoved", "vault.yaml is invalid")
+	// A pod with secrets stays published, so state.json holds one.
+	secrets = append(secrets, secretsOf("4")...)
+	writeByRename(t, dir, "vault4.yaml", strings.Replace(secretPod("4"), "name: vault\n  namespace", "name: vault4\n  namespace", 1))
+	a.waitEvent("StaticPodAdded", "vault4.yaml")
 	a.quiesce()
 
 	_, metrics := get(t, a.metrics+"/metrics")
@@ -169,6 +173,7 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		"logs":          a.logs.String(),
 		"/metrics":      metrics,
 		"events.log":    string(eventsLog),
+		"state.json":    string(stateJSON),
 	}
 	for what, text := range where {
 		if len(text) == 0 {
@@ -187,14 +192,14 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		t.Errorf("events.log does not hold the UPDATE message as text: the secret search there proves nothing")
 	}
 
-	// state.json holds the published pods, secrets included: the same data as
-	// the manifests themselves, kept on the node, root-only. Assert it stays so.
+	// state.json holds the published pods with digests for secret values,
+	// and still only on the node, root-only. Assert it stays so.
 	fi, err := os.Stat(filepath.Join(a.stateDir, stateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		t.Errorf("state.json mode %v: readable by others, and it holds manifest contents", fi.Mode().Perm())
+		t.Errorf("state.json mode %v: readable by others", fi.Mode().Perm())
 	}
 	di, err := os.Stat(a.stateDir)
 	if err != nil {
@@ -207,6 +212,11 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		if bytes.Contains(stateJSON, []byte(s)) {
 			t.Errorf("state.json holds a value of the Secret object, which is not a published pod: %q", s)
 		}
+	}
+	// The search above proves something only if state.json holds the pods.
+	if !bytes.Contains(stateJSON, []byte(`"name":"PASSWORD"`)) || !bytes.Contains(stateJSON, []byte("hashicorp/vault:1.4")) ||
+		!bytes.Contains(stateJSON, []byte("podwatch-digest:")) {
+		t.Errorf("state.json lacks the published pods' env names or digests:\n%s", stateJSON)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -104,8 +105,6 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 		clk:     clk,
 		log:     log,
 		state:   state,
-		save:    st != nil,
-		dir:     opts.StateDir,
 		opts: diff.Options{
 			NodeName:     opts.NodeName,
 			Path:         opts.Source.Path,
@@ -121,12 +120,24 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	defer cancel()
 	recDone := make(chan error, 1)
 	go func() { recDone <- rec.Run(runCtx) }()
+	saveCtx, stopSaving := context.WithCancel(context.Background())
+	saveDone := make(chan error, 1)
+	if st != nil {
+		l.saver = newPersister(opts.StateDir, log)
+		go func() { saveDone <- l.saver.Run(saveCtx) }()
+	} else {
+		saveDone <- nil
+	}
 	loopErr := l.run(runCtx, src)
 	cancel()
 	if err := <-recDone; err != nil {
 		log.Error("event delivery failed", "err", err)
 	}
+	// The loop is done: hand over its last state, then let the persister
+	// write it and end.
 	l.persist()
+	stopSaving()
+	<-saveDone
 	flushCtx, stop := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 	defer stop()
 	if err := rec.Flush(flushCtx); err != nil {
@@ -168,6 +179,15 @@ func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
 		log.Warn("published state unreadable: starting afresh (every pod is announced again)", "err", err)
 		state = diff.State{}
 	}
+	if len(state.Salt) == 0 {
+		// Keys the digests that stand for secrets in state.json. Should the
+		// random source fail, the digests are unkeyed: still no plaintext.
+		state.Salt = make([]byte, 16)
+		if _, err := rand.Read(state.Salt); err != nil {
+			log.Warn("no random salt for the published state's digests", "err", err)
+			state.Salt = nil
+		}
+	}
 	return state
 }
 
@@ -193,10 +213,9 @@ type loop struct {
 	snap    *file.Snapshot
 
 	recheck clock.Timer // something waits to settle
-	save    bool        // a store is open: persist the state
-	dir     string
 	dirty   bool
 	saveT   clock.Timer
+	saver   *persister // nil without a store
 }
 
 func (l *loop) run(ctx context.Context, src *file.Source) error {
@@ -308,7 +327,7 @@ func (l *loop) step(ctx context.Context) {
 }
 
 func (l *loop) markDirty() {
-	if !l.save {
+	if l.saver == nil {
 		return
 	}
 	l.dirty = true
@@ -317,15 +336,13 @@ func (l *loop) markDirty() {
 	}
 }
 
-// persist writes the published state if it changed since the last write.
+// persist hands the published state to the persister if it changed since
+// the last hand-over.
 func (l *loop) persist() {
 	if !l.dirty {
 		return
 	}
-	if err := store.SaveJSON(l.dir, stateFile, l.state); err != nil {
-		l.log.Warn("cannot save published state", "err", err)
-		return
-	}
+	l.saver.Save(l.state)
 	l.dirty = false
 }
 

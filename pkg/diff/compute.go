@@ -226,7 +226,7 @@ func (c *computation) update(key string, p PodState, f *file.File) {
 			return
 		}
 	}
-	fields, describeErr := describe(p, f.Pod)
+	fields, describeErr := describe(p, f.Pod, c.next.Salt)
 	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
 	c.next.Pods[key] = published(f)
 	if uidPinned && len(fields) == 0 && describeErr == nil {
@@ -385,8 +385,10 @@ func published(f *file.File) PodState {
 }
 
 // describe lists the fields that differ between the published pod and the
-// new one; only an UPDATE pays for decoding both.
-func describe(p PodState, cur *manifest.Pod) ([]fieldChange, error) {
+// new one; only an UPDATE pays for decoding both. Both are scrubbed first:
+// a pod restored from disk holds digests where secrets were, and the fields
+// they stand for are only ever named as changed.
+func describe(p PodState, cur *manifest.Pod, salt []byte) ([]fieldChange, error) {
 	if len(p.JSON) == 0 {
 		return nil, nil // state from before a restart lost the pod: say less
 	}
@@ -398,6 +400,8 @@ func describe(p PodState, cur *manifest.Pod) ([]fieldChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	scrubPod(old, salt)
+	scrubPod(now, salt)
 	return podFieldChanges(old, now), nil
 }
 

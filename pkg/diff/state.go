@@ -20,6 +20,10 @@ type State struct {
 	// Reported holds, per problem ID, the message last reported; a settled
 	// change reports a problem once, each relist reports it again.
 	Reported map[string]string `json:"reported,omitempty"`
+	// Salt keys the digests that stand for secret values in the pods'
+	// JSON on disk (see Scrubbed). main sets it once per state dir from a
+	// random source; without one, UPDATEs still compare digests, unkeyed.
+	Salt []byte `json:"salt,omitempty"`
 }
 
 // PodState is one published pod.
@@ -45,6 +49,7 @@ func (s State) clone() State {
 		Pods:     make(map[string]PodState, len(s.Pods)),
 		Pending:  make(map[string]time.Time, len(s.Pending)),
 		Reported: make(map[string]string, len(s.Reported)),
+		Salt:     s.Salt,
 	}
 	for k, v := range s.Pods {
 		n.Pods[k] = v

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/store"
+)
+
+// persister writes the published state to state.json off the loop: with
+// 10,000 pods one write takes 60 ms or more, and the next manifest change
+// must not wait for it. Only the newest state handed over is written.
+type persister struct {
+	dir   string
+	log   *slog.Logger
+	next  chan diff.State // capacity 1: a state not yet written is replaced
+	scrub diff.ScrubCache // owned by Run's goroutine
+}
+
+func newPersister(dir string, log *slog.Logger) *persister {
+	return &persister{dir: dir, log: log, next: make(chan diff.State, 1)}
+}
+
+// Save hands s over to be written, replacing a state still waiting. It
+// never blocks. Only one goroutine (the loop) may call it; s must not be
+// changed afterwards (diff.Compute returns a new State each time).
+func (p *persister) Save(s diff.State) {
+	select {
+	case <-p.next:
+	default:
+	}
+	p.next <- s
+}
+
+// Run writes states as they are handed over until ctx ends, then writes the
+// last one handed over before that, so a clean shutdown leaves the newest
+// state on disk.
+func (p *persister) Run(ctx context.Context) error {
+	for {
+		select {
+		case s := <-p.next:
+			p.write(s)
+		case <-ctx.Done():
+			select {
+			case s := <-p.next:
+				p.write(s)
+			default:
+			}
+			return nil
+		}
+	}
+}
+
+func (p *persister) write(s diff.State) {
+	disk, err := s.Scrubbed(&p.scrub)
+	if err == nil {
+		err = store.SaveJSON(p.dir, stateFile, disk)
+	}
+	if err != nil {
+		p.log.Warn("cannot save published state", "err", err)
+	}
+}
