@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,13 +24,9 @@ func Compute(prev State, snap file.Snapshot, now time.Time, opts Options) ([]Cha
 		snap:        snap,
 		now:         now,
 		opts:        opts.withDefaults(),
-		next:        prev.clone(),
-		byName:      make(map[string]*file.File, len(snap.Files)),
+		next:        prev.cloneSharingPods(),
 		livePending: map[string]bool{},
 		liveProblem: map[string]bool{},
-	}
-	for i := range snap.Files {
-		c.byName[snap.Files[i].Name] = &snap.Files[i]
 	}
 	c.run()
 	for id := range c.next.Pending {
@@ -53,9 +50,31 @@ type computation struct {
 	changes []Change
 	recheck time.Time
 
-	byName      map[string]*file.File
 	livePending map[string]bool
 	liveProblem map[string]bool
+	podsOwned   bool // next.Pods is a copy, no longer prev's
+}
+
+// ownPods copies the published pods before the first write: a step that
+// changes no pod (a relist, a problem) then costs no copy of them.
+func (c *computation) ownPods() {
+	if !c.podsOwned {
+		c.next.Pods = maps.Clone(c.next.Pods)
+		if c.next.Pods == nil {
+			c.next.Pods = map[string]*PodState{}
+		}
+		c.podsOwned = true
+	}
+}
+
+// file finds a file of the snapshot by name: Files is sorted, and a
+// binary search spares each change a map of every file.
+func (c *computation) file(name string) *file.File {
+	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f file.File, n string) int { return strings.Compare(f.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &c.snap.Files[i]
 }
 
 // want is the file the kubelet takes a pod from.
@@ -89,6 +108,11 @@ func (c *computation) run() {
 		})
 		return
 	default:
+		if plan, ok := c.plainPlan(); ok {
+			c.fileProblems()
+			c.plainChanges(plan)
+			return
+		}
 		desired = c.desired()
 	}
 	c.podChanges(desired, removeWhy)
@@ -102,40 +126,22 @@ func (c *computation) desired() map[string]want {
 	// none, and a map of every key would cost each change an allocation
 	// per file.
 	var dups map[string][]*file.File
-	unreadable := map[string]bool{}
+	unreadable := c.fileProblems()
 	for i := range c.snap.Files {
 		f := &c.snap.Files[i]
-		switch {
-		case f.NotRegular:
-		case f.ReadErr != nil:
-			unreadable[f.Name] = true
-			c.problem("unreadable/"+f.Name, f.ChangedAt, false, Change{
-				Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(), File: f.Name,
-				Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
-			})
-		case f.Err != nil:
-			c.problem("invalid/"+f.Name, f.ChangedAt, false, Change{
-				Type: TypeWarning, Reason: ReasonInvalid, Object: c.node(), File: f.Name,
-				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
-			})
-		case f.Pod != nil:
-			if prev, ok := desired[f.Pod.Key]; ok {
-				if dups == nil {
-					dups = map[string][]*file.File{}
-				}
-				if len(dups[f.Pod.Key]) == 0 {
-					dups[f.Pod.Key] = []*file.File{prev.file}
-				}
-				dups[f.Pod.Key] = append(dups[f.Pod.Key], f)
-			}
-			desired[f.Pod.Key] = want{file: f} // the last in sort order wins
-			if len(f.Pod.Ignored) > 0 {
-				c.problem("ignored/"+f.Name, f.ChangedAt, false, Change{
-					Type: TypeWarning, Reason: ReasonIgnored, Object: c.node(), File: f.Name,
-					Message: ignoredMessage(f),
-				})
-			}
+		if f.NotRegular || f.ReadErr != nil || f.Err != nil || f.Pod == nil {
+			continue
 		}
+		if prev, ok := desired[f.Pod.Key]; ok {
+			if dups == nil {
+				dups = map[string][]*file.File{}
+			}
+			if len(dups[f.Pod.Key]) == 0 {
+				dups[f.Pod.Key] = []*file.File{prev.file}
+			}
+			dups[f.Pod.Key] = append(dups[f.Pod.Key], f)
+		}
+		desired[f.Pod.Key] = want{file: f} // the last in sort order wins
 	}
 	for _, key := range slices.Sorted(maps.Keys(dups)) {
 		fs := dups[key]
@@ -158,13 +164,44 @@ func (c *computation) desired() map[string]want {
 		}
 		// A file podwatch cannot read still runs for the kubelet, and in
 		// single-file mode the kubelet keeps the last good pod.
-		f := c.byName[p.File]
+		f := c.file(p.File)
 		if unreadable[p.File] || (c.snap.Single && f != nil && f.Err != nil) {
-			keep := p
-			desired[key] = want{keep: &keep}
+			desired[key] = want{keep: p}
 		}
 	}
 	return desired
+}
+
+// fileProblems reports each file's own problem (unreadable, invalid,
+// ignored content) and returns the names of the unreadable files.
+func (c *computation) fileProblems() map[string]bool {
+	var unreadable map[string]bool
+	for i := range c.snap.Files {
+		f := &c.snap.Files[i]
+		switch {
+		case f.NotRegular:
+		case f.ReadErr != nil:
+			if unreadable == nil {
+				unreadable = map[string]bool{}
+			}
+			unreadable[f.Name] = true
+			c.problem("unreadable/"+f.Name, f.ChangedAt, false, Change{
+				Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(), File: f.Name,
+				Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
+			})
+		case f.Err != nil:
+			c.problem("invalid/"+f.Name, f.ChangedAt, false, Change{
+				Type: TypeWarning, Reason: ReasonInvalid, Object: c.node(), File: f.Name,
+				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
+			})
+		case f.Pod != nil && len(f.Pod.Ignored) > 0:
+			c.problem("ignored/"+f.Name, f.ChangedAt, false, Change{
+				Type: TypeWarning, Reason: ReasonIgnored, Object: c.node(), File: f.Name,
+				Message: ignoredMessage(f),
+			})
+		}
+	}
+	return unreadable
 }
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
@@ -178,12 +215,12 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 		case !had:
 			c.add(key, w.file)
 		default:
-			c.update(key, p, w.file)
+			c.update(key, *p, w.file)
 		}
 	}
 	for key, p := range c.next.Pods {
 		if _, ok := desired[key]; !ok {
-			c.remove(key, p, removeWhy[key])
+			c.remove(key, *p, removeWhy[key])
 		}
 	}
 	emitted := c.changes[first:]
@@ -197,6 +234,7 @@ func (c *computation) add(key string, f *file.File) {
 	if !c.fresh("pod/"+key, f) {
 		return
 	}
+	c.ownPods()
 	c.next.Pods[key] = published(f)
 	c.emit(Change{
 		Op: OpAdd, Type: TypeNormal, Reason: ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
@@ -219,7 +257,7 @@ func (c *computation) update(key string, p PodState, f *file.File) {
 		// Only the winning file changed: typical of an editor's backup
 		// or a leftover .bak; bad news, so it must persist first.
 		since := f.ChangedAt
-		if old := c.byName[p.File]; old != nil {
+		if old := c.file(p.File); old != nil {
 			since = later(since, old.ChangedAt)
 		}
 		if !c.settled(id, since) {
@@ -228,6 +266,7 @@ func (c *computation) update(key string, p PodState, f *file.File) {
 	}
 	fields, describeErr := describe(p, f.Pod, c.next.Salt)
 	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
+	c.ownPods()
 	c.next.Pods[key] = published(f)
 	if uidPinned && len(fields) == 0 && describeErr == nil {
 		return // the kubelet compares only spec, labels and annotations
@@ -258,7 +297,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	typ := TypeWarning
 	var since time.Time
 	if why == "" {
-		f := c.byName[p.File]
+		f := c.file(p.File)
 		switch {
 		case f == nil:
 			why, typ = p.File+" was removed", TypeNormal
@@ -276,6 +315,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	if !c.settled("pod/"+key, since) {
 		return
 	}
+	c.ownPods()
 	delete(c.next.Pods, key)
 	c.emit(Change{
 		Op: OpRemove, Type: typ, Reason: ReasonRemoved, Object: podObject(key), File: p.File,
@@ -380,14 +420,14 @@ func images(f *file.File) string {
 	return "containers: " + strings.Join(f.Pod.Containers, ", ")
 }
 
-func published(f *file.File) PodState {
-	return PodState{File: f.Name, Hash: f.Pod.Hash, UID: f.Pod.UID, JSON: f.Pod.JSON}
+func published(f *file.File) *PodState {
+	return &PodState{File: f.Name, Hash: f.Pod.Hash, UID: f.Pod.UID, JSON: f.Pod.JSON}
 }
 
 // describe lists the fields that differ between the published pod and the
-// new one; only an UPDATE pays for decoding both. Both are scrubbed first:
-// a pod restored from disk holds digests where secrets were, and the fields
-// they stand for are only ever named as changed.
+// new one; only an UPDATE pays for decoding both. A pod restored from disk
+// holds digests where secrets were, so the new one is then scrubbed too:
+// the fields they stand for are only ever named as changed.
 func describe(p PodState, cur *manifest.Pod, salt []byte) ([]fieldChange, error) {
 	if len(p.JSON) == 0 {
 		return nil, nil // state from before a restart lost the pod: say less
@@ -400,8 +440,9 @@ func describe(p PodState, cur *manifest.Pod, salt []byte) ([]fieldChange, error)
 	if err != nil {
 		return nil, err
 	}
-	scrubPod(old, salt)
-	scrubPod(now, salt)
+	if bytes.Contains(p.JSON, []byte(digestPrefix)) {
+		scrubPod(now, salt) // old came from disk, scrubbed: compare like with like
+	}
 	return podFieldChanges(old, now), nil
 }
 

@@ -22,6 +22,9 @@ type Options struct {
 	MaxFieldChanges int
 	// RelistPeriod is said in messages about a degraded watch.
 	RelistPeriod time.Duration
+
+	// fullOnly makes Compute skip its fast path; tests compare the two.
+	fullOnly bool
 }
 
 func (o Options) withDefaults() Options {

@@ -100,7 +100,7 @@ func (s State) Scrubbed(cache *ScrubCache) (State, error) {
 		cache.pods = map[string]scrubbed{}
 	}
 	out := s
-	out.Pods = make(map[string]PodState, len(s.Pods))
+	out.Pods = make(map[string]*PodState, len(s.Pods))
 	for key, p := range s.Pods {
 		c, ok := cache.pods[key]
 		if !ok || c.hash != p.Hash || string(c.salt) != string(s.Salt) {
@@ -111,8 +111,9 @@ func (s State) Scrubbed(cache *ScrubCache) (State, error) {
 			c = scrubbed{hash: p.Hash, salt: s.Salt, json: js}
 			cache.pods[key] = c
 		}
-		p.JSON = c.json
-		out.Pods[key] = p
+		q := *p
+		q.JSON = c.json
+		out.Pods[key] = &q
 	}
 	for key := range cache.pods {
 		if _, ok := s.Pods[key]; !ok {

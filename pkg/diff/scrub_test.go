@@ -143,7 +143,7 @@ func TestScrubCacheRedoesOnlyChangedPods(t *testing.T) {
 }
 
 func TestScrubbedRejectsBadJSON(t *testing.T) {
-	st := State{Salt: testSalt, Pods: map[string]PodState{"ns/p": {File: "p.yaml", Hash: "h", JSON: json.RawMessage(`{"spec":`)}}}
+	st := State{Salt: testSalt, Pods: map[string]*PodState{"ns/p": {File: "p.yaml", Hash: "h", JSON: json.RawMessage(`{"spec":`)}}}
 	if _, err := st.Scrubbed(&ScrubCache{}); err == nil || !strings.Contains(err.Error(), "p.yaml") {
 		t.Fatalf("err = %v, want one naming p.yaml", err)
 	}

@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,7 +14,9 @@ import (
 // JSON-serialisable so it survives a restart of the agent.
 type State struct {
 	// Pods are the published static pods by "<namespace>/<name>".
-	Pods map[string]PodState `json:"pods,omitempty"`
+	// Values are shared between States and never changed in place:
+	// pointers keep the copy each change makes of this map small.
+	Pods map[string]*PodState `json:"pods,omitempty"`
 	// Pending holds, per problem or change ID, when it was first seen, so
 	// that a transient state (an editor's save) is never reported.
 	Pending map[string]time.Time `json:"pending,omitempty"`
@@ -44,21 +47,15 @@ func (p PodState) object() (*v1.Pod, error) {
 	return &pod, nil
 }
 
-func (s State) clone() State {
-	n := State{
-		Pods:     make(map[string]PodState, len(s.Pods)),
-		Pending:  make(map[string]time.Time, len(s.Pending)),
-		Reported: make(map[string]string, len(s.Reported)),
-		Salt:     s.Salt,
+// cloneSharingPods copies s but for Pods, which Compute copies on its first
+// write (computation.ownPods).
+func (s State) cloneSharingPods() State {
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt}
+	if n.Pending == nil {
+		n.Pending = map[string]time.Time{}
 	}
-	for k, v := range s.Pods {
-		n.Pods[k] = v
-	}
-	for k, v := range s.Pending {
-		n.Pending[k] = v
-	}
-	for k, v := range s.Reported {
-		n.Reported[k] = v
+	if n.Reported == nil {
+		n.Reported = map[string]string{}
 	}
 	return n
 }

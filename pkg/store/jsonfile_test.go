@@ -19,7 +19,7 @@ import (
 func TestSaveLoadJSONRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "created")
 	want := diff.State{
-		Pods: map[string]diff.PodState{"kube-system/etcd-node-1": {
+		Pods: map[string]*diff.PodState{"kube-system/etcd-node-1": {
 			File: "etcd.yaml", Hash: "abc", UID: "u1", JSON: json.RawMessage(`{"metadata":{"name":"etcd"}}`),
 		}},
 		Pending:  map[string]time.Time{"remove/x": t0},

@@ -1,0 +1,118 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podwatch/podwatch/pkg/manifest"
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// TestPlainPathMatchesFull drives random folders through Compute twice,
+// with and without the plain fast path, and requires the same changes,
+// state and recheck time at every step.
+func TestPlainPathMatchesFull(t *testing.T) {
+	names := []string{"a.yaml", "b.yaml", "c.yaml", "c.yaml.bak", "d.yaml", "e.yaml"}
+	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
+	images := []string{"img:1", "img:2"}
+	pods := map[string]*podVariant{}
+	podFor := func(key, image string, uid bool) *podVariant {
+		id := fmt.Sprint(key, image, uid)
+		if pods[id] == nil {
+			pods[id] = &podVariant{pod(key, image, func(p *v1.Pod) {
+				if uid {
+					p.UID = types.UID("u-" + key)
+				}
+			})}
+		}
+		return pods[id]
+	}
+	badErr := errors.New("spec.containers[0].image: Required value")
+	readErr := errors.New("permission denied")
+	plainSteps, plainChanges := 0, 0
+	for seed := range uint64(1500) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		now := t0
+		files := map[string]file.File{}
+		full, fast := State{}, State{}
+		for step := range 40 {
+			// Mostly small edits, as a real folder sees.
+			for range 1 + rng.IntN(2) {
+				name := names[rng.IntN(len(names))]
+				f := file.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(3)) * time.Second), Complete: rng.IntN(3) > 0}
+				switch r := rng.IntN(20); {
+				case r < 12:
+					f.Pod = podFor(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0).Pod
+				case r < 14:
+					f.Err = badErr
+				case r < 15:
+					f.ReadErr = readErr
+				case r < 16:
+					f.NotRegular = true
+				default:
+					delete(files, name)
+					continue
+				}
+				files[name] = f
+			}
+			s := file.Snapshot{Time: now, Relist: rng.IntN(5) == 0, Path: "/m", Watch: file.WatchStatus{Up: rng.IntN(10) > 0}}
+			if !s.Watch.Up {
+				s.Watch.Err = errors.New("inotify: no space left on device")
+			}
+			for _, n := range names {
+				if f, ok := files[n]; ok {
+					s.Files = append(s.Files, f)
+				}
+			}
+			fullOpts := testOpts
+			fullOpts.fullOnly = true
+			chFull, nextFull, recFull := Compute(full, s, now, fullOpts)
+			chFast, nextFast, recFast := Compute(fast, s, now, testOpts)
+			if !reflect.DeepEqual(chFull, chFast) || !recFull.Equal(recFast) || !sameState(nextFull, nextFast) {
+				t.Fatalf("seed %d step %d: paths differ\nfull: %s recheck %v\nfast: %s recheck %v\nfull state %+v\nfast state %+v",
+					seed, step, reasons(chFull), recFull, reasons(chFast), recFast, nextFull, nextFast)
+			}
+			c := &computation{snap: s, opts: testOpts.withDefaults(), next: full}
+			if _, ok := c.plainPlan(); ok {
+				plainSteps++
+				for _, ch := range chFast {
+					if ch.Op != "" {
+						plainChanges++
+					}
+				}
+			}
+			full, fast = nextFull, nextFast
+			now = now.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		}
+	}
+	// The comparison proves something only if the fast path ran often.
+	if plainSteps < 8000 || plainChanges < 4000 {
+		t.Fatalf("the plain path applied to %d steps of 60,000, with %d ADD/UPDATEs", plainSteps, plainChanges)
+	}
+	t.Logf("plain path taken in %d of 60,000 steps, with %d ADD/UPDATEs", plainSteps, plainChanges)
+}
+
+type podVariant struct{ Pod *manifest.Pod }
+
+func sameState(a, b State) bool {
+	norm := func(s State) State {
+		if len(s.Pods) == 0 {
+			s.Pods = nil
+		}
+		if len(s.Pending) == 0 {
+			s.Pending = nil
+		}
+		if len(s.Reported) == 0 {
+			s.Reported = nil
+		}
+		return s
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
