@@ -49,7 +49,7 @@ type Metrics struct {
 
 	changes       *prometheus.CounterVec
 	recorded      *prometheus.CounterVec
-	manifests     *prometheus.GaugeVec
+	manifests     *manifestsCollector
 	listDuration  prometheus.Histogram
 	filesListed   prometheus.Gauge
 	watchUp       prometheus.Gauge
@@ -60,7 +60,6 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	ready readiness
-	seen  map[string]struct{} // reused by ObserveSnapshot to find duplicates
 }
 
 // New builds the metrics in a registry of their own; version is the
@@ -77,10 +76,7 @@ func New(version string) *Metrics {
 			Name: "podwatch_events_recorded_total",
 			Help: "Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
 		}, []string{"reason", "type"}),
-		manifests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "podwatch_manifests",
-			Help: "Entries of the manifest path by state (valid, invalid, duplicate, unreadable, not_regular), as of the last snapshot.",
-		}, []string{"state"}),
+		manifests: newManifestsCollector(),
 		listDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "podwatch_list_duration_seconds",
 			Help:    "Time a full list of the manifest path took, reading changed files included.",
@@ -110,7 +106,6 @@ func New(version string) *Metrics {
 			Name: "podwatch_static_pods_disabled",
 			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
 		}),
-		seen: map[string]struct{}{},
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "podwatch_build_info",
@@ -118,9 +113,6 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	buildInfo.Set(1)
-	for _, st := range manifestStates() {
-		m.manifests.WithLabelValues(st)
-	}
 	for _, op := range []diff.Op{diff.OpAdd, diff.OpUpdate, diff.OpRemove} {
 		m.changes.WithLabelValues(string(op))
 	}
@@ -156,16 +148,9 @@ func (m *Metrics) ObserveSnapshot(s file.Snapshot) {
 	if m == nil {
 		return
 	}
+	m.manifests.observe(s.Files)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var counts [numStates]int
-	clear(m.seen)
-	for _, f := range s.Files {
-		counts[m.stateOf(f)]++
-	}
-	for i, st := range manifestStates() {
-		m.manifests.WithLabelValues(st).Set(float64(counts[i]))
-	}
 	if s.Relist {
 		m.listDuration.Observe(s.ListDuration.Seconds())
 		m.filesListed.Set(float64(s.Listed))
@@ -176,24 +161,6 @@ func (m *Metrics) ObserveSnapshot(s file.Snapshot) {
 	if m.ready.observe(s) {
 		m.watchRestarts.Inc()
 	}
-}
-
-// stateOf returns the index in manifestStates. Files come sorted as the
-// kubelet reads them, so the first file defining a pod wins, as there.
-func (m *Metrics) stateOf(f file.File) int {
-	switch {
-	case f.NotRegular:
-		return 4
-	case f.ReadErr != nil:
-		return 3
-	case f.Pod == nil:
-		return 1
-	}
-	if _, dup := m.seen[f.Pod.Key]; dup {
-		return 2
-	}
-	m.seen[f.Pod.Key] = struct{}{}
-	return 0
 }
 
 // ObserveChanges counts what the diff published; call it with every batch

@@ -50,6 +50,7 @@ func (s *Source) relist() {
 			}
 		}
 		s.names, s.namesDirty = kept, false
+		s.namesGen++
 	case id.mode == 0:
 		s.lastList.listed = 1
 		s.setSingle(true)
@@ -129,6 +130,7 @@ func (s *Source) sortedNames() []string {
 		}
 		sort.Strings(s.names)
 		s.namesDirty = false
+		s.namesGen++
 	}
 	return s.names
 }

@@ -40,13 +40,19 @@ type Source struct {
 	cache      map[string]*entry
 	names      []string // sorted cache keys, unless namesDirty
 	namesDirty bool
-	single     bool
-	pathErr    error
-	w          watcher // nil while the watch is down
-	watchErr   error
-	retry      clock.Timer // armed while the watch is down
-	retryAt    time.Time
-	lastList   listStats
+	// order holds the entries of names, in order, so a snapshot after one
+	// change copies files without a map lookup per name. Rebuilt when
+	// names is.
+	order    []*entry
+	orderGen uint64
+	namesGen uint64 // incremented whenever names is rebuilt
+	single   bool
+	pathErr  error
+	w        watcher // nil while the watch is down
+	watchErr error
+	retry    clock.Timer // armed while the watch is down
+	retryAt  time.Time
+	lastList listStats
 }
 
 // New checks opts (zero values take the defaults) and builds a Source. It
@@ -161,9 +167,16 @@ func (s *Source) send(ctx context.Context, out chan<- Snapshot, relist bool) boo
 // touched afterwards.
 func (s *Source) snapshot(relist bool) Snapshot {
 	names := s.sortedNames()
-	files := make([]File, len(names))
-	for i, name := range names {
-		files[i] = s.cache[name].file
+	if s.orderGen != s.namesGen || len(s.order) != len(names) {
+		s.order = s.order[:0]
+		for _, name := range names {
+			s.order = append(s.order, s.cache[name])
+		}
+		s.orderGen = s.namesGen
+	}
+	files := make([]File, len(s.order))
+	for i, e := range s.order {
+		files[i] = e.file
 	}
 	snap := Snapshot{
 		Time:    s.clk.Now(),

@@ -1,0 +1,68 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podwatch/podwatch/pkg/source/file"
+)
+
+// manifestsCollector serves podwatch_manifests. It counts the entries of
+// the last snapshot when scraped, not when the snapshot arrives: counting
+// costs a map insert per manifest, and a change in a folder of thousands
+// must not pay it on its way to the event.
+type manifestsCollector struct {
+	desc  *prometheus.Desc
+	mu    sync.Mutex
+	files []file.File // the last snapshot's; snapshots are never modified
+}
+
+func newManifestsCollector() *manifestsCollector {
+	return &manifestsCollector{desc: prometheus.NewDesc("podwatch_manifests",
+		"Entries of the manifest path by state (valid, invalid, duplicate, unreadable, not_regular), as of the last snapshot.",
+		[]string{"state"}, nil)}
+}
+
+func (c *manifestsCollector) observe(files []file.File) {
+	c.mu.Lock()
+	c.files = files
+	c.mu.Unlock()
+}
+
+func (c *manifestsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *manifestsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	files := c.files
+	c.mu.Unlock()
+	counts := countStates(files)
+	for i, st := range manifestStates() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[i]), st)
+	}
+}
+
+// countStates counts files by their index in manifestStates: of the valid
+// files defining one pod, one counts as valid and the others as duplicates.
+func countStates(files []file.File) [numStates]int {
+	var counts [numStates]int
+	seen := make(map[string]struct{}, len(files))
+	for _, f := range files {
+		switch {
+		case f.NotRegular:
+			counts[4]++
+		case f.ReadErr != nil:
+			counts[3]++
+		case f.Pod == nil:
+			counts[1]++
+		default:
+			if _, dup := seen[f.Pod.Key]; dup {
+				counts[2]++
+				continue
+			}
+			seen[f.Pod.Key] = struct{}{}
+			counts[0]++
+		}
+	}
+	return counts
+}
