@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the kube-apiserver and etcd binaries the integration tests run, from
+# Builds the kube-apiserver, etcd and kubectl binaries the integration tests run, from
 # the Go module proxy, into a cache outside the clone (CI clones fresh; a
 # cold build takes minutes, a warm one nothing). The harness in ./apiserver
 # runs the same builds itself when a binary is missing; this script only lets
@@ -19,3 +19,4 @@ build() { # dir package output
 }
 build "$here" k8s.io/kubernetes/cmd/kube-apiserver "$bin/kube-apiserver-$KUBE_VERSION"
 build "$here/etcd" go.etcd.io/etcd/server/v3 "$bin/etcd-$ETCD_VERSION"
+build "$here" k8s.io/kubernetes/cmd/kubectl "$bin/kubectl-$KUBE_VERSION"

@@ -16,10 +16,13 @@ const (
 	EtcdVersion = "v3.6.16"
 )
 
-// Binaries are the paths of the two programs.
+// Binaries are the paths of the programs.
 type Binaries struct {
 	KubeAPIServer string
 	Etcd          string
+	// Kubectl is what operators read podwatch's Events with; the tests
+	// run it against the API server to check what they see.
+	Kubectl string
 }
 
 // CacheDir is where built binaries are kept.
@@ -60,11 +63,15 @@ func BuildBinaries() (Binaries, error) {
 	b := Binaries{
 		KubeAPIServer: filepath.Join(dir, "kube-apiserver-"+KubeVersion),
 		Etcd:          filepath.Join(dir, "etcd-"+EtcdVersion),
+		Kubectl:       filepath.Join(dir, "kubectl-"+KubeVersion),
 	}
 	if err := goBuild(tools, "k8s.io/kubernetes/cmd/kube-apiserver", b.KubeAPIServer); err != nil {
 		return Binaries{}, err
 	}
 	if err := goBuild(filepath.Join(tools, "etcd"), "go.etcd.io/etcd/server/v3", b.Etcd); err != nil {
+		return Binaries{}, err
+	}
+	if err := goBuild(tools, "k8s.io/kubernetes/cmd/kubectl", b.Kubectl); err != nil {
 		return Binaries{}, err
 	}
 	return b, nil

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -326,4 +327,20 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// Kubectl runs the kubectl built beside the API server, authenticated with
+// token, and returns what it printed; an error carries its stderr.
+func (s *Server) Kubectl(ctx context.Context, token string, args ...string) (string, error) {
+	kubeconfig, err := s.WriteKubeconfig(token)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, s.bin.Kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
 }
