@@ -776,11 +776,12 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The store keeps the newest DefaultMaxEvents: ADDs, and the few
-	// Events of the relist marker.
+	// The store keeps the newest DefaultMaxEvents (ADDs, and the few Events
+	// of the relist marker); its log may still hold a few evicted ones
+	// until it is next compacted.
 	_, names = countByName(stored, "StaticPodAdded")
-	if len(stored) != store.DefaultMaxEvents || len(names) < store.DefaultMaxEvents-5 {
-		t.Fatalf("the store holds %d Events, ADDs of %d pods, after shutdown; want %d, nearly all ADDs",
+	if len(stored) < store.DefaultMaxEvents || len(names) < store.DefaultMaxEvents-5 {
+		t.Fatalf("the store holds %d Events, ADDs of %d pods, after shutdown; want at least %d, nearly all ADDs",
 			len(stored), len(names), store.DefaultMaxEvents)
 	}
 }

@@ -77,3 +77,19 @@ func TestWriteBatchRejectsNamelessEventBeforeWriting(t *testing.T) {
 		t.Errorf("%d Events stored from a rejected batch, want 0", n)
 	}
 }
+
+func TestWriteBatchPastMaxEventsEvictsTheOldest(t *testing.T) {
+	s := open(t, t.TempDir(), Options{MaxEvents: 10}, newClock())
+	var evs []*v1.Event
+	for i := range 25 {
+		evs = append(evs, event(name(i), 1, t0.Add(time.Duration(i)*time.Second)))
+	}
+	if err := s.WriteBatch(context.Background(), batch(evs...)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int32{}
+	for i := 15; i < 25; i++ {
+		want[name(i)] = 1
+	}
+	equalCounts(t, "after a batch of 25 into 10", s.Events(), want)
+}

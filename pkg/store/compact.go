@@ -44,10 +44,14 @@ func (s *Store) prune(now time.Time) int {
 }
 
 // evict drops the Events with the oldest lastTimestamp until at most
-// MaxEvents remain. Writes add one Event at a time, so this is usually
-// one linear scan, and only when the store is full.
+// MaxEvents remain: one linear scan when one Event is over, one sort when a
+// batch put many over.
 func (s *Store) evict() {
-	for len(s.live) > s.opts.MaxEvents {
+	over := len(s.live) - s.opts.MaxEvents
+	switch {
+	case over <= 0:
+		return
+	case over == 1:
 		var oldest string
 		var oe *entry
 		for k, e := range s.live {
@@ -57,6 +61,16 @@ func (s *Store) evict() {
 		}
 		delete(s.live, oldest)
 		s.liveBytes -= oe.size
+		return
+	}
+	keys := make([]string, 0, len(s.live))
+	for k := range s.live {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return older(s.live[keys[i]].ev, s.live[keys[j]].ev) })
+	for _, k := range keys[:over] {
+		s.liveBytes -= s.live[k].size
+		delete(s.live, k)
 	}
 }
 
