@@ -14,7 +14,8 @@ const (
 )
 
 type entry struct {
-	delay      time.Duration
+	delay      time.Duration // the exponential step
+	wait       time.Duration // delay plus its jitter: what the caller waits
 	lastUpdate time.Time
 }
 
@@ -24,8 +25,25 @@ type Backoff struct {
 	initial time.Duration
 	max     time.Duration
 
+	// jitter, when set, lengthens each wait by up to factor × delay, drawn
+	// from rnd in [0, 1): agents that failed together do not all retry
+	// together.
+	factor float64
+	rnd    func() float64
+
 	mu      sync.Mutex
 	entries map[string]*entry
+}
+
+// WithJitter makes every wait delay × (1 + factor × rnd()), rnd returning
+// values in [0, 1), and returns b. Call it before b is used. The kubelet's
+// file source has no jitter; the agents of a fleet retrying one API server
+// want some.
+func (b *Backoff) WithJitter(factor float64, rnd func() float64) *Backoff {
+	if factor > 0 && rnd != nil {
+		b.factor, b.rnd = factor, rnd
+	}
+	return b
 }
 
 // New returns a Backoff whose delays start at initial and double up to max.
@@ -51,7 +69,7 @@ func (b *Backoff) expired(e *entry, now time.Time) bool {
 }
 
 // Next records a failure of id now and returns how long to wait before the
-// next attempt.
+// next attempt: the delay, with its jitter when set.
 func (b *Backoff) Next(id string) time.Duration {
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -64,12 +82,17 @@ func (b *Backoff) Next(id string) time.Duration {
 	default:
 		e.delay = min(e.delay*2, b.max)
 	}
+	e.wait = e.delay
+	if b.rnd != nil {
+		e.wait += time.Duration(b.factor * b.rnd() * float64(e.delay))
+	}
 	e.lastUpdate = now
-	return e.delay
+	return e.wait
 }
 
-// Get returns the delay id currently waits after its last failure, or 0 when
-// it has none (never failed, reset, or forgotten after 2 × max).
+// Get returns the wait id has after its last failure (the delay, with its
+// jitter when set), or 0 when it has none (never failed, reset, or
+// forgotten after 2 × max).
 func (b *Backoff) Get(id string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -77,7 +100,7 @@ func (b *Backoff) Get(id string) time.Duration {
 	if e == nil {
 		return 0
 	}
-	return e.delay
+	return e.wait
 }
 
 // live returns id's entry unless it is absent or forgotten, and now.
@@ -99,7 +122,7 @@ func (b *Backoff) Remaining(id string) time.Duration {
 	if e == nil {
 		return 0
 	}
-	if left := e.lastUpdate.Add(e.delay).Sub(now); left > 0 {
+	if left := e.lastUpdate.Add(e.wait).Sub(now); left > 0 {
 		return left
 	}
 	return 0

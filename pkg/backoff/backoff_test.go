@@ -97,3 +97,29 @@ func TestDefaultsForNonPositive(t *testing.T) {
 		t.Fatalf("max below initial: delay = %v, want 5s", got)
 	}
 }
+
+func TestJitterLengthensEveryWait(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(0, 0))
+	b := New(clk, time.Second, 4*time.Second).WithJitter(0.2, func() float64 { return 0.5 })
+	for _, want := range []time.Duration{1100 * time.Millisecond, 2200 * time.Millisecond, 4400 * time.Millisecond, 4400 * time.Millisecond} {
+		if got := b.Next("a"); got != want {
+			t.Fatalf("Next = %v, want %v", got, want)
+		}
+	}
+	if got := b.Get("a"); got != 4400*time.Millisecond {
+		t.Errorf("Get = %v, want the jittered 4.4s", got)
+	}
+	clk.SetTime(clk.Now().Add(4 * time.Second))
+	if got := b.Remaining("a"); got != 400*time.Millisecond {
+		t.Errorf("Remaining = %v, want 400ms of the jittered wait", got)
+	}
+	// The reset after 2 × max still counts from the last failure.
+	clk.SetTime(clk.Now().Add(8 * time.Second))
+	if got := b.Next("a"); got != 1100*time.Millisecond {
+		t.Errorf("Next after the reset = %v, want 1.1s", got)
+	}
+	// No jitter without a source.
+	if got := New(clk, time.Second, 4*time.Second).WithJitter(0.2, nil).Next("a"); got != time.Second {
+		t.Errorf("Next without a source = %v, want 1s", got)
+	}
+}

@@ -98,7 +98,7 @@ func TestFailedBatchRetriesEveryEvent(t *testing.T) {
 		}
 		return nil
 	}}
-	r, clk := newTest(t, Options{AggregateMax: -1, RetryInitial: time.Second, RetryMax: 4 * time.Second},
+	r, clk := newTest(t, Options{AggregateMax: -1, RetryInitial: time.Second, RetryMax: 4 * time.Second, RetryJitter: -1},
 		[]Registration{DeliverTo("store", store).WithLimits(Limits{QPS: 1000, Burst: 1000, PendingMax: 100})}, nil)
 	for i := range 10 {
 		mustRecord(t, r, occ("R", fmt.Sprintf("m%d", i)))

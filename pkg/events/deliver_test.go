@@ -83,7 +83,7 @@ func TestFailingSinkRecoversWithExactCounts(t *testing.T) {
 		writes <- write{ev: ev, update: update}
 		return nil
 	}}
-	r, clk := newTest(t, Options{RetryInitial: time.Second, RetryMax: 8 * time.Second}, []Registration{DeliverTo("api", api)}, nil)
+	r, clk := newTest(t, Options{RetryInitial: time.Second, RetryMax: 8 * time.Second, RetryJitter: -1}, []Registration{DeliverTo("api", api)}, nil)
 	a, b := occ("R", "a"), occ("R", "b")
 	mustRecord(t, r, a)
 	mustRecord(t, r, b)
@@ -255,7 +255,7 @@ func TestFlushRetriesFailuresWithBackoff(t *testing.T) {
 		}
 		return nil
 	}}
-	r, clk := newTest(t, Options{}, []Registration{DeliverTo("api", api)}, nil)
+	r, clk := newTest(t, Options{RetryJitter: -1}, []Registration{DeliverTo("api", api)}, nil)
 	waits := make(chan time.Duration, 16)
 	r.waiting = func(_ string, d time.Duration) { waits <- d }
 	mustRecord(t, r, occ("R", "m"))
@@ -373,5 +373,25 @@ func TestFailuresCountedByCode(t *testing.T) {
 	}
 	if got := ErrorCode(errors.New("plain")); got != CodeUnknown {
 		t.Fatalf("ErrorCode(plain) = %q", got)
+	}
+}
+
+func TestRetryWaitsAreJittered(t *testing.T) {
+	const n = 8
+	seen := map[time.Duration]bool{}
+	for range n {
+		api := &fakeSink{writeFn: func(context.Context, *v1.Event, bool) error { return errors.New("apiserver unavailable") }}
+		r, _ := newTest(t, Options{RetryInitial: time.Second}, []Registration{DeliverTo("api", api)}, nil)
+		mustRecord(t, r, occ("R", "m"))
+		rn := startRun(t, r)
+		d := rn.awaitWait(t, func(d time.Duration) bool { return d > 0 })
+		rn.stop()
+		if d < time.Second || d >= 1200*time.Millisecond {
+			t.Fatalf("first retry waits %v, want 1s plus up to 20%%", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < n/2 {
+		t.Errorf("%d recorders drew only %d distinct waits: not jittered", n, len(seen))
 	}
 }

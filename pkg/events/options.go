@@ -25,6 +25,7 @@ const (
 	DefaultPendingMax        = 4096
 	DefaultRetryInitial      = time.Second
 	DefaultRetryMax          = time.Minute
+	DefaultRetryJitter       = 0.2
 	DefaultWriteTimeout      = 10 * time.Second
 )
 
@@ -60,6 +61,11 @@ type Options struct {
 	// retryable sink error, per Event and for the sink as a whole.
 	RetryInitial time.Duration
 	RetryMax     time.Duration
+	// RetryJitter lengthens each retry wait by a random part of up to
+	// this fraction of it, so that the agents of a fleet that failed
+	// together (an API server outage) do not retry in step. Default 0.2;
+	// negative: none.
+	RetryJitter float64
 	// WriteTimeout bounds one Write call to a delivered sink.
 	WriteTimeout time.Duration
 }
@@ -88,6 +94,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"First backoff after a delivered sink fails; it doubles on each further failure.")
 	fs.DurationVar(&o.RetryMax, "event-retry-max", o.RetryMax,
 		"Longest backoff between retries while a delivered sink fails.")
+	fs.Float64Var(&o.RetryJitter, "event-retry-jitter", o.RetryJitter,
+		"Random extra part of each retry wait, as a fraction of it, so agents failing together do not retry in step (negative: none).")
 	fs.DurationVar(&o.WriteTimeout, "event-write-timeout", o.WriteTimeout,
 		"Timeout of one write to a delivered sink.")
 }
@@ -121,6 +129,9 @@ func (o Options) Validate() error {
 	}
 	if o.Burst < 0 {
 		errs = append(errs, fmt.Errorf("--event-burst must not be negative, got %d", o.Burst))
+	}
+	if math.IsNaN(o.RetryJitter) || o.RetryJitter > 1 {
+		errs = append(errs, fmt.Errorf("--event-retry-jitter must be at most 1, got %v", o.RetryJitter))
 	}
 	if o.PendingMax < 0 {
 		errs = append(errs, fmt.Errorf("--event-pending-max must not be negative, got %d", o.PendingMax))
@@ -161,5 +172,8 @@ func (o *Options) setDefaults() {
 	}
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.RetryJitter == 0 {
+		o.RetryJitter = DefaultRetryJitter
 	}
 }

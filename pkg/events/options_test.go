@@ -35,12 +35,12 @@ func TestValidate(t *testing.T) {
 	if err := (Options{Host: "n"}).Validate(); err != nil {
 		t.Fatalf("zero options with a host: %v", err)
 	}
-	bad := Options{Host: "", TTL: -1, QPS: -1, Burst: -1, PendingMax: -1, CacheSize: -1, AggregateMax: 1, KeyInterval: -1}
+	bad := Options{Host: "", TTL: -1, QPS: -1, Burst: -1, PendingMax: -1, CacheSize: -1, AggregateMax: 1, KeyInterval: -1, RetryJitter: 1.5}
 	err := bad.Validate()
 	if err == nil {
 		t.Fatal("bad options accepted")
 	}
-	for _, want := range []string{"host", "--event-ttl", "--event-qps", "--event-burst", "--event-pending-max", "--event-cache-size", "--event-aggregate-max", "--event-key-interval"} {
+	for _, want := range []string{"host", "--event-ttl", "--event-qps", "--event-burst", "--event-pending-max", "--event-cache-size", "--event-aggregate-max", "--event-key-interval", "--event-retry-jitter"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +118,7 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 			r.delivered = append(r.delivered, &deliveredSink{
 				idx: len(r.delivered), name: reg.Name, sink: reg.Sink,
 				wake:        make(chan struct{}, 1),
-				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax),
+				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax).WithJitter(opts.RetryJitter, rand.Float64),
 				bucket:      newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),
 				pendingMax:  orDefault(reg.Limits.PendingMax, opts.PendingMax),
 				keyInterval: orDefault(reg.Limits.KeyInterval, opts.KeyInterval),
