@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
@@ -184,6 +185,20 @@ func byReason(evs []v1.Event, reason string) []v1.Event {
 		}
 	}
 	return out
+}
+
+// addedUnder creates the mirror pod with hash, as the kubelet does for a
+// new static pod, records its ADD and waits until `kubectl describe pod`
+// would find it.
+func addedUnder(t *testing.T, a *agent, c corev1client.CoreV1Interface, hash string) {
+	t.Helper()
+	createMirrorPod(t, c, podNS, podName, hash)
+	a.record(t, events.Occurrence{Object: events.PodRef(podNS, podName), Type: v1.EventTypeNormal,
+		Reason: diff.ReasonAdded, Message: "kube-apiserver.yaml: static pod added"}, 1)
+	eventually(t, "ADD under "+hash, func(ctx context.Context) (bool, error) {
+		evs, err := describePodEvents(ctx, c, podNS, podName, hash)
+		return len(byReason(evs, diff.ReasonAdded)) == 1, err
+	})
 }
 
 // createMirrorPod creates what the kubelet would: a pod bound to the node,

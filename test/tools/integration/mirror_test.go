@@ -40,12 +40,7 @@ func TestUpdateWrittenBeforeTheMirrorPodIsRecreated(t *testing.T) {
 	})
 	a := startAgent(t, cfg, nil)
 	pod := events.PodRef(podNS, podName)
-	createMirrorPod(t, c, podNS, podName, "hash1")
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonAdded, "added"), 1)
-	eventually(t, "ADD under hash1", func(ctx context.Context) (bool, error) {
-		evs, err := describePodEvents(ctx, c, podNS, podName, "hash1")
-		return len(byReason(evs, diff.ReasonAdded)) == 1, err
-	})
+	addedUnder(t, a, c, "hash1")
 	for len(gets) > 0 {
 		<-gets
 	}

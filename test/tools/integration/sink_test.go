@@ -31,12 +31,7 @@ func TestPodAndNodeEventsAsKubectlDescribeFindsThem(t *testing.T) {
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
 	pod := events.PodRef(podNS, podName)
 
-	createMirrorPod(t, c, podNS, podName, "hash1")
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonAdded, "added from kube-apiserver.yaml"), 1)
-	eventually(t, "ADD under hash1", func(ctx context.Context) (bool, error) {
-		evs, err := describePodEvents(ctx, c, podNS, podName, "hash1")
-		return len(byReason(evs, diff.ReasonAdded)) == 1, err
-	})
+	addedUnder(t, a, c, "hash1")
 
 	// The kubelet recreates the mirror pod with the new config hash.
 	if err := c.Pods(podNS).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
