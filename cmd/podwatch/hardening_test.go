@@ -160,9 +160,14 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 
 	_, metrics := get(t, a.metrics+"/metrics")
 	a.shutdown() // flushes the store
-	stateJSON, err := os.ReadFile(filepath.Join(a.stateDir, stateFile))
-	if err != nil {
-		t.Fatal(err)
+	stateFiles := stateFilesOf(t, a.stateDir)
+	var stateJSON []byte
+	for _, f := range stateFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stateJSON = append(stateJSON, b...)
 	}
 	eventsLog, err := os.ReadFile(filepath.Join(a.stateDir, "events.log"))
 	if err != nil {
@@ -173,7 +178,7 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		"logs":          a.logs.String(),
 		"/metrics":      metrics,
 		"events.log":    string(eventsLog),
-		"state.json":    string(stateJSON),
+		"state files":   string(stateJSON),
 	}
 	for what, text := range where {
 		if len(text) == 0 {
@@ -192,14 +197,16 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		t.Errorf("events.log does not hold the UPDATE message as text: the secret search there proves nothing")
 	}
 
-	// state.json holds the published pods with digests for secret values,
-	// and still only on the node, root-only. Assert it stays so.
-	fi, err := os.Stat(filepath.Join(a.stateDir, stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		t.Errorf("state.json mode %v: readable by others", fi.Mode().Perm())
+	// The state files hold the published pods with digests for secret
+	// values, and still only on the node, root-only. Assert it stays so.
+	for _, f := range stateFiles {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s mode %v: readable by others", filepath.Base(f), fi.Mode().Perm())
+		}
 	}
 	di, err := os.Stat(a.stateDir)
 	if err != nil {
@@ -210,14 +217,27 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 	}
 	for _, s := range objSecrets {
 		if bytes.Contains(stateJSON, []byte(s)) {
-			t.Errorf("state.json holds a value of the Secret object, which is not a published pod: %q", s)
+			t.Errorf("the state files hold a value of the Secret object, which is not a published pod: %q", s)
 		}
 	}
-	// The search above proves something only if state.json holds the pods.
+	// The search above proves something only if the state files hold the pods.
 	if !bytes.Contains(stateJSON, []byte(`"name":"PASSWORD"`)) || !bytes.Contains(stateJSON, []byte("hashicorp/vault:1.4")) ||
 		!bytes.Contains(stateJSON, []byte("podwatch-digest:")) {
-		t.Errorf("state.json lacks the published pods' env names or digests:\n%s", stateJSON)
+		t.Errorf("the state files lack the published pods' env names or digests:\n%s", stateJSON)
 	}
+}
+
+// stateFilesOf lists state.json and the pod shards in dir.
+func stateFilesOf(t *testing.T, dir string) []string {
+	t.Helper()
+	shards, err := filepath.Glob(filepath.Join(dir, "pods-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != podShards {
+		t.Fatalf("%d pod shards in the state dir, want %d", len(shards), podShards)
+	}
+	return append([]string{filepath.Join(dir, stateFile)}, shards...)
 }
 
 // TestSpecialFilesNeverBlock drops a FIFO, a unix socket and (as root) a
@@ -469,13 +489,15 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 			t.Errorf("ADD of %s printed on stdout but not in the store after a clean shutdown", name)
 		}
 	}
-	// state.json is whole JSON.
-	data, err := os.ReadFile(filepath.Join(stateDir, stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !json.Valid(data) {
-		t.Fatalf("state.json is not whole JSON (%d bytes)", len(data))
+	// Every state file is whole JSON.
+	for _, f := range stateFilesOf(t, stateDir) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(data) {
+			t.Fatalf("%s is not whole JSON (%d bytes)", filepath.Base(f), len(data))
+		}
 	}
 	t.Logf("SIGTERM after 251 writes: %d ADDs printed, %d events stored, exit %v after SIGTERM",
 		len(printed), len(list.Items), time.Since(sentAt).Round(time.Millisecond))

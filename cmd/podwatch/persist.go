@@ -5,21 +5,19 @@ import (
 	"log/slog"
 
 	"github.com/podwatch/podwatch/pkg/diff"
-	"github.com/podwatch/podwatch/pkg/store"
 )
 
 // persister writes the published state to state.json off the loop: with
 // 10,000 pods one write takes 60 ms or more, and the next manifest change
 // must not wait for it. Only the newest state handed over is written.
 type persister struct {
-	dir   string
-	log   *slog.Logger
-	next  chan diff.State // capacity 1: a state not yet written is replaced
-	scrub diff.ScrubCache // owned by Run's goroutine
+	log  *slog.Logger
+	next chan diff.State // capacity 1: a state not yet written is replaced
+	w    shardWriter     // owned by Run's goroutine
 }
 
 func newPersister(dir string, log *slog.Logger) *persister {
-	return &persister{dir: dir, log: log, next: make(chan diff.State, 1)}
+	return &persister{log: log, next: make(chan diff.State, 1), w: shardWriter{dir: dir}}
 }
 
 // Save hands s over to be written, replacing a state still waiting. It
@@ -53,11 +51,7 @@ func (p *persister) Run(ctx context.Context) error {
 }
 
 func (p *persister) write(s diff.State) {
-	disk, err := s.Scrubbed(&p.scrub)
-	if err == nil {
-		err = store.SaveJSON(p.dir, stateFile, disk)
-	}
-	if err != nil {
+	if err := p.w.write(s); err != nil {
 		p.log.Warn("cannot save published state", "err", err)
 	}
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"runtime/debug"
@@ -22,9 +20,6 @@ import (
 	"github.com/podwatch/podwatch/pkg/source/file"
 	"github.com/podwatch/podwatch/pkg/store"
 )
-
-// stateFile holds the last published pods in --state-dir.
-const stateFile = "state.json"
 
 // storeLimits let the local store take the first list of a large folder
 // (one ADD per manifest, 16,384 in one burst) at disk speed, in batches of
@@ -163,32 +158,6 @@ func openStore(opts options, clk clock.PassiveClock, log *slog.Logger) *store.St
 			"stateDir", opts.StateDir, "err", err)
 		return nil
 	}
-}
-
-// loadState reads the last published pods, so a restart announces only what
-// changed while podwatch was down.
-func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
-	var state diff.State
-	if st == nil {
-		return state
-	}
-	err := store.LoadJSON(dir, stateFile, &state)
-	switch {
-	case err == nil, errors.Is(err, fs.ErrNotExist):
-	default:
-		log.Warn("published state unreadable: starting afresh (every pod is announced again)", "err", err)
-		state = diff.State{}
-	}
-	if len(state.Salt) == 0 {
-		// Keys the digests that stand for secrets in state.json. Should the
-		// random source fail, the digests are unkeyed: still no plaintext.
-		state.Salt = make([]byte, 16)
-		if _, err := rand.Read(state.Salt); err != nil {
-			log.Warn("no random salt for the published state's digests", "err", err)
-			state.Salt = nil
-		}
-	}
-	return state
 }
 
 // publishedRefs names the published static pods, whose Events a warm start

@@ -90,46 +90,17 @@ func (s scrubber) walk(v reflect.Value, secret bool, keep string) {
 	}
 }
 
-// Scrubbed returns s as it is written to disk: every pod's JSON scrubbed
-// under s.Salt. A pod is scrubbed again only when its hash changed since
-// the last call on the same cache, so a flapping manifest among 10,000
-// costs one pod's work. The cache is the caller's; it is not safe for
-// concurrent use.
-func (s State) Scrubbed(cache *ScrubCache) (State, error) {
-	if cache.pods == nil {
-		cache.pods = map[string]scrubbed{}
+// ScrubbedPod returns p as it is written to disk: a copy whose JSON has
+// every value that may be secret replaced by a digest under salt. p itself
+// is not changed; it may be shared.
+func ScrubbedPod(p *PodState, salt []byte) (*PodState, error) {
+	js, err := scrubJSON(p.JSON, salt)
+	if err != nil {
+		return nil, fmt.Errorf("diff: scrub published pod from %s: %w", p.File, err)
 	}
-	out := s
-	out.Pods = make(map[string]*PodState, len(s.Pods))
-	for key, p := range s.Pods {
-		c, ok := cache.pods[key]
-		if !ok || c.hash != p.Hash || string(c.salt) != string(s.Salt) {
-			js, err := scrubJSON(p.JSON, s.Salt)
-			if err != nil {
-				return State{}, fmt.Errorf("diff: scrub published pod %s from %s: %w", key, p.File, err)
-			}
-			c = scrubbed{hash: p.Hash, salt: s.Salt, json: js}
-			cache.pods[key] = c
-		}
-		q := *p
-		q.JSON = c.json
-		out.Pods[key] = &q
-	}
-	for key := range cache.pods {
-		if _, ok := s.Pods[key]; !ok {
-			delete(cache.pods, key)
-		}
-	}
-	return out, nil
-}
-
-// ScrubCache remembers scrubbed pods between State.Scrubbed calls.
-type ScrubCache struct{ pods map[string]scrubbed }
-
-type scrubbed struct {
-	hash string
-	salt []byte
-	json json.RawMessage
+	q := *p
+	q.JSON = js
+	return &q, nil
 }
 
 func scrubJSON(js json.RawMessage, salt []byte) (json.RawMessage, error) {

@@ -10,6 +10,21 @@ import (
 
 var testSalt = []byte("0123456789abcdef")
 
+// scrubbedState is st as written to disk: every pod scrubbed.
+func scrubbedState(t testing.TB, st State) State {
+	t.Helper()
+	out := st
+	out.Pods = map[string]*PodState{}
+	for k, p := range st.Pods {
+		q, err := ScrubbedPod(p, st.Salt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Pods[k] = q
+	}
+	return out
+}
+
 // withSecrets plants a secret in each kind of field that may carry one.
 func withSecrets(token string) func(*v1.Pod) {
 	return func(p *v1.Pod) {
@@ -26,11 +41,7 @@ func withSecrets(token string) func(*v1.Pod) {
 func TestScrubbedStateHoldsNoSecret(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "registry.k8s.io/etcd:3.6", withSecrets("s3cr3t")), t0)))
 	st.Salt = testSalt
-	var cache ScrubCache
-	disk, err := st.Scrubbed(&cache)
-	if err != nil {
-		t.Fatal(err)
-	}
+	disk := scrubbedState(t, st)
 	b, err := json.Marshal(disk)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +57,7 @@ func TestScrubbedStateHoldsNoSecret(t *testing.T) {
 	}
 	// The state in memory is untouched.
 	if !strings.Contains(string(st.Pods["kube-system/a-node-1"].JSON), "s3cr3t") {
-		t.Error("Scrubbed changed the caller's state")
+		t.Error("ScrubbedPod changed the caller's pod")
 	}
 	// Scrubbing twice is scrubbing once.
 	p := disk.Pods["kube-system/a-node-1"]
@@ -84,11 +95,7 @@ func TestUpdateFromScrubbedStateReadsTheSame(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", withSecrets("0ld")), t0)))
 			st.Salt = testSalt
-			var cache ScrubCache
-			disk, err := st.Scrubbed(&cache)
-			if err != nil {
-				t.Fatal(err)
-			}
+			disk := scrubbedState(t, st)
 			next := snap(false, valid("a.yaml", pod("a", "img:1", mutate), t0))
 			fromMemory := mustOne(t, first(Compute(st, next, t0, testOpts)), ReasonUpdated)
 			fromDisk := mustOne(t, first(Compute(disk, next, t0, testOpts)), ReasonUpdated)
@@ -106,45 +113,9 @@ func TestUpdateFromScrubbedStateReadsTheSame(t *testing.T) {
 
 func first(chs []Change, _ State, _ any) []Change { return chs }
 
-func TestScrubCacheRedoesOnlyChangedPods(t *testing.T) {
-	st := publishedState(t, snap(true,
-		valid("a.yaml", pod("a", "img:1", withSecrets("a")), t0),
-		valid("b.yaml", pod("b", "img:1", withSecrets("b")), t0)))
-	st.Salt = testSalt
-	var cache ScrubCache
-	d1, err := st.Scrubbed(&cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st2 := publishedState(t, snap(true,
-		valid("a.yaml", pod("a", "img:1", withSecrets("a")), t0),
-		valid("b.yaml", pod("b", "img:2", withSecrets("b")), t0)))
-	st2.Salt = testSalt
-	d2, err := st2.Scrubbed(&cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a1, a2 := d1.Pods["kube-system/a-node-1"].JSON, d2.Pods["kube-system/a-node-1"].JSON
-	if &a1[0] != &a2[0] {
-		t.Error("an unchanged pod was scrubbed again")
-	}
-	if !strings.Contains(string(d2.Pods["kube-system/b-node-1"].JSON), "img:2") {
-		t.Error("a changed pod kept its old scrubbed JSON")
-	}
-	// A pod no longer published leaves the cache.
-	st3 := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", withSecrets("a")), t0)))
-	st3.Salt = testSalt
-	if _, err := st3.Scrubbed(&cache); err != nil {
-		t.Fatal(err)
-	}
-	if len(cache.pods) != 1 {
-		t.Errorf("cache holds %d pods, want 1", len(cache.pods))
-	}
-}
-
 func TestScrubbedRejectsBadJSON(t *testing.T) {
-	st := State{Salt: testSalt, Pods: map[string]*PodState{"ns/p": {File: "p.yaml", Hash: "h", JSON: json.RawMessage(`{"spec":`)}}}
-	if _, err := st.Scrubbed(&ScrubCache{}); err == nil || !strings.Contains(err.Error(), "p.yaml") {
+	p := &PodState{File: "p.yaml", Hash: "h", JSON: json.RawMessage(`{"spec":`)}
+	if _, err := ScrubbedPod(p, testSalt); err == nil || !strings.Contains(err.Error(), "p.yaml") {
 		t.Fatalf("err = %v, want one naming p.yaml", err)
 	}
 }

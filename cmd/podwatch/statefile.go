@@ -1,0 +1,165 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/store"
+)
+
+// The published state lives in --state-dir as state.json (what waits to
+// settle, what was reported, the salt) and podShards files pods-NN.json,
+// each holding the published pods whose key hashes to NN, scrubbed. A
+// change rewrites state.json, which stays small, and the shard of each pod
+// that changed: with 10,000 pods a flapping manifest rewrites about 160 KB
+// a second, not 10 MB.
+const (
+	stateFile = "state.json"
+	podShards = 64
+)
+
+func shardOf(key string) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % podShards)
+}
+
+func shardName(i int) string { return fmt.Sprintf("pods-%02d.json", i) }
+
+// loadState reads the last published state, so a restart announces only
+// what changed while podwatch was down. An unreadable part costs what it
+// held: its pods are announced again. A state.json from before the shards
+// still gives its pods.
+func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
+	var state diff.State
+	if st == nil {
+		return state
+	}
+	err := store.LoadJSON(dir, stateFile, &state)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	default:
+		log.Warn("published state unreadable: starting afresh (every pod is announced again)", "err", err)
+		state = diff.State{}
+	}
+	pods := map[string]*diff.PodState{}
+	shards := 0
+	for i := range podShards {
+		var part diff.State
+		err := store.LoadJSON(dir, shardName(i), &part)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			log.Warn("published pods unreadable: the pods it held are announced again", "file", shardName(i), "err", err)
+		}
+		shards++
+		for k, p := range part.Pods {
+			if shardOf(k) == i {
+				pods[k] = p
+			}
+		}
+	}
+	if shards > 0 || len(state.Pods) == 0 {
+		state.Pods = pods
+	}
+	if len(state.Salt) == 0 {
+		// Keys the digests that stand for secrets on disk. Should the random
+		// source fail, the digests are unkeyed: still no plaintext.
+		state.Salt = make([]byte, 16)
+		if _, err := rand.Read(state.Salt); err != nil {
+			log.Warn("no random salt for the published state's digests", "err", err)
+			state.Salt = nil
+		}
+	}
+	return state
+}
+
+// shardWriter writes states as state.json and the shards that changed
+// since the last successful write. Only the persister's goroutine uses it.
+type shardWriter struct {
+	dir string
+	// written is what the shards on disk hold, by key; nil until every
+	// shard was written once (which also replaces a run's older files).
+	written map[string]*diff.PodState
+}
+
+func (w *shardWriter) write(s diff.State) error {
+	var dirty [podShards]bool
+	if w.written == nil {
+		for i := range dirty {
+			dirty[i] = true
+		}
+	} else {
+		for k, p := range s.Pods {
+			if w.written[k] != p { // published pods are never changed in place
+				dirty[shardOf(k)] = true
+			}
+		}
+		for k := range w.written {
+			if _, ok := s.Pods[k]; !ok {
+				dirty[shardOf(k)] = true
+			}
+		}
+	}
+	var parts [podShards]map[string]*diff.PodState
+	for k, p := range s.Pods {
+		i := shardOf(k)
+		if !dirty[i] {
+			continue
+		}
+		q, err := diff.ScrubbedPod(p, s.Salt)
+		if err != nil {
+			return err
+		}
+		if parts[i] == nil {
+			parts[i] = map[string]*diff.PodState{}
+		}
+		parts[i][k] = q
+	}
+	var errs []error
+	var ok [podShards]bool
+	for i := range podShards {
+		if !dirty[i] {
+			continue
+		}
+		if err := store.SaveJSON(w.dir, shardName(i), diff.State{Pods: parts[i]}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ok[i] = true
+	}
+	rest := s
+	rest.Pods = nil
+	if err := store.SaveJSON(w.dir, stateFile, rest); err != nil {
+		errs = append(errs, err)
+	}
+	w.remember(s, ok, len(errs) == 0)
+	return errors.Join(errs...)
+}
+
+// remember records which pods the shards written hold; a shard that failed
+// keeps its old entries, so the next write tries it again.
+func (w *shardWriter) remember(s diff.State, ok [podShards]bool, all bool) {
+	if w.written == nil {
+		if !all {
+			return // every shard is written again next time
+		}
+		w.written = make(map[string]*diff.PodState, len(s.Pods))
+	}
+	for k := range w.written {
+		if _, kept := s.Pods[k]; !kept && ok[shardOf(k)] {
+			delete(w.written, k)
+		}
+	}
+	for k, p := range s.Pods {
+		if ok[shardOf(k)] {
+			w.written[k] = p
+		}
+	}
+}
