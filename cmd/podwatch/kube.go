@@ -44,7 +44,7 @@ func setupKube(ctx context.Context, opts kube.Options, node string, clk clock.Cl
 	if err != nil {
 		return nil, restore, fmt.Errorf("kube sink: %w", err)
 	}
-	log.Info("sending Events to the Kubernetes API", "host", cfg.Host, "qps", cfg.QPS, "burst", cfg.Burst)
+	log.Info("sending Events to the Kubernetes API", "host", cfg.Host, "config", opts.Source(os.Getenv), "qps", cfg.QPS, "burst", cfg.Burst)
 	// Warm start is best effort: an API that does not answer must not hold
 	// up the agent, whose local store and stdout work without it.
 	rctx, cancel := context.WithTimeout(ctx, restoreTimeout)

@@ -66,6 +66,18 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Source says where Config takes the cluster from, for the logs: the
+// kubeconfig file, "in-cluster", or "" for none.
+func (o Options) Source(getenv func(string) string) string {
+	switch {
+	case o.Kubeconfig != "":
+		return o.Kubeconfig
+	case getenv("KUBERNETES_SERVICE_HOST") != "":
+		return "in-cluster"
+	}
+	return ""
+}
+
 // Config returns the client config the options select, or nil and no error
 // when no cluster is configured (no --kubeconfig and not in a pod). getenv
 // is os.Getenv outside tests.

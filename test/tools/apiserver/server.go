@@ -344,3 +344,10 @@ func (s *Server) Kubectl(ctx context.Context, token string, args ...string) (str
 	}
 	return stdout.String(), nil
 }
+
+// CAPEM is the CA that signed the API server's serving certificate, as a
+// pod finds it in its service account's ca.crt.
+func (s *Server) CAPEM() []byte { return append([]byte(nil), s.pki.caPEM...) }
+
+// Port is the API server's port on 127.0.0.1.
+func (s *Server) Port() int { return s.port }
