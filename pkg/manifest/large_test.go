@@ -88,3 +88,14 @@ func TestManyFieldErrorsListFew(t *testing.T) {
 		t.Errorf("Line = %d, want 5 (labels:)", e.Line)
 	}
 }
+
+// A large file the alias check cannot parse goes on to the kubelet's own
+// conversion, which names the syntax error.
+func TestLargeFileWithStarAndSyntaxError(t *testing.T) {
+	data := longArg("*") + "  bad: [unclosed\n"
+	_, err := Decode([]byte(data), Options{NodeName: testNode})
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, "yaml") || errors.Is(err, ErrTooComplex) {
+		t.Fatalf("err = %v, want the YAML syntax error", err)
+	}
+}
