@@ -9,8 +9,8 @@ import (
 // The plain case is the common one: every published pod is still defined
 // by the file it came from and by no other, and no key is defined twice.
 // Then each valid file is its pod's winner, and a step needs one lookup per
-// file instead of a map of every pod the kubelet wants: a change in a folder
-// of 1,000 costs what it costs alone, near enough. Anything else (a REMOVE,
+// file instead of building a map of every pod the kubelet wants, which was
+// most of what one change cost in a large folder. Anything else (a REMOVE,
 // a duplicate, a changed winner, a kept pod) takes the full path, which
 // gives the same result; TestPlainPathMatchesFull holds them together.
 
