@@ -55,3 +55,14 @@ func (p *persister) write(s diff.State) {
 		p.log.Warn("cannot save published state", "err", err)
 	}
 }
+
+// awaitSaved waits for the persister's last write until ctx ends. A write
+// still going then is abandoned to the exiting process: the next start
+// announces again what changed since the last state that was saved.
+func awaitSaved(ctx context.Context, done <-chan error, log *slog.Logger) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+		log.Warn("published state not saved before --shutdown-timeout; the next start announces again what changed since the last save")
+	}
+}

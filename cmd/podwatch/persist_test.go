@@ -57,3 +57,21 @@ func TestPersisterFailureIsLoggedNotFatal(t *testing.T) {
 		t.Fatalf("no warning for a failed save; logs:\n%s", logs.String())
 	}
 }
+
+func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the shutdown timeout has run out
+	awaitSaved(ctx, make(chan error), log) // a write that never ends
+	if !strings.Contains(logs.String(), "published state not saved before --shutdown-timeout") {
+		t.Fatalf("no warning for an unfinished save:\n%s", logs.String())
+	}
+	done := make(chan error, 1)
+	done <- nil
+	logs = lockedBuffer{}
+	awaitSaved(context.Background(), done, slog.New(slog.NewTextHandler(&logs, nil)))
+	if logs.String() != "" {
+		t.Errorf("a finished save logged:\n%s", logs.String())
+	}
+}

@@ -128,16 +128,17 @@ func run(ctx context.Context, opts options, clk clock.WithTicker, stdout io.Writ
 	if err := <-recDone; err != nil {
 		log.Error("event delivery failed", "err", err)
 	}
-	// The loop is done: hand over its last state, then let the persister
-	// write it and end.
+	// The loop is done: hand over its last state and let the persister
+	// write it while pending Events are flushed; both within
+	// --shutdown-timeout, so a hung disk cannot hold up the exit.
 	l.persist()
 	stopSaving()
-	<-saveDone
 	flushCtx, stop := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 	defer stop()
 	if err := rec.Flush(flushCtx); err != nil {
 		log.Warn("pending event writes not flushed before --shutdown-timeout", "timeout", opts.ShutdownTimeout, "err", err)
 	}
+	awaitSaved(flushCtx, saveDone, log)
 	stats := rec.Stats()
 	log.Info("podwatch stopped", "recorded", stats.Recorded, "events", stats.Events, "err", loopErr)
 	return loopErr
