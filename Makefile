@@ -19,10 +19,12 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/podwatch
 
-# Runs the agent on the example manifests with a fresh state dir each run.
+# Runs the agent on the example manifests with a fresh state dir each run;
+# EXAMPLES=examples/problems shows what podwatch is for.
+EXAMPLES ?= examples/manifests
 run: build
 	rm -rf $(RUN_STATE) && mkdir -p $(RUN_STATE)
-	./$(BIN) --path examples/manifests --node-name $(NODE) --state-dir $(RUN_STATE)
+	./$(BIN) --path $(EXAMPLES) --node-name $(NODE) --state-dir $(RUN_STATE)
 
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the

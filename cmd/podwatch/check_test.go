@@ -369,3 +369,22 @@ func TestCheckUsage(t *testing.T) {
 		})
 	}
 }
+
+// The example folders say what the README says they show: examples/manifests
+// is clean, examples/problems holds each problem podwatch exists for.
+func TestExamples(t *testing.T) {
+	code, stdout, stderr := runCheckIn(t, "../..", []string{"--node-name=node-1", "--skip=permissions", "../../examples/manifests"})
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "3 files checked: 0 errors, 0 warnings") {
+		t.Errorf("examples/manifests: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCheckIn(t, "../..", []string{"--node-name=node-1", "--skip=permissions", "../../examples/problems"})
+	want := lines(
+		`examples/problems/etcd.yaml:17: warning: silently ignored: unknown field "spec.containers[0].imagePullPolicyy"`,
+		`examples/problems/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node-1" is also defined by kube-apiserver.yaml.bak, which wins (the kubelet keeps the file that sorts last): this file is ignored`,
+		`examples/problems/kube-apiserver.yaml.bak: warning: backup copy: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
+		`examples/problems/kube-scheduler.yaml:12: error: spec.restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"`,
+	)
+	if got := strings.Split(strings.TrimSpace(stdout), "\n"); code != 1 || !slices.Equal(got, want) {
+		t.Errorf("examples/problems: exit %d, findings:\n%s\nwant:\n%s", code, stdout, strings.Join(want, "\n"))
+	}
+}
