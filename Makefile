@@ -36,6 +36,7 @@ test-unit:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=10s ./pkg/manifest/
+	$(GO) test -run='^$$' -fuzz='^FuzzTreeChangesNoVerdict$$' -fuzztime=10s ./pkg/manifest/
 
 # The kubelet oracle and the integration tests against a real kube-apiserver
 # and etcd, built from the module proxy once and cached outside the repo.

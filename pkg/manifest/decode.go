@@ -103,14 +103,18 @@ const treeMax = 1 << 20
 // line numbers, except for alias expansion, which must be refused up front.
 func (d *decoder) parseTree() error {
 	if d.isJSON {
-		if len(d.data) <= treeMax {
+		if len(d.data) <= treeMax && (d.opts.treeMax == 0 || len(d.data) <= d.opts.treeMax) {
 			if root, err := parseJSON(d.data); err == nil {
 				d.root = root
 			}
 		}
 		return nil
 	}
-	if len(d.data) > treeMax {
+	limit := treeMax
+	if d.opts.treeMax > 0 {
+		limit = d.opts.treeMax
+	}
+	if len(d.data) > limit {
 		// Without a "*" there is no alias to expand.
 		if bytes.IndexByte(d.data, '*') >= 0 && expandedSize(d.data) > maxExpanded {
 			return &Error{Line: 1, Msg: ErrTooComplex.Error(), Err: ErrTooComplex}

@@ -30,3 +30,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTreeChangesNoVerdict: files above treeMax skip podwatch's positional
+// tree, which must cost lines and remarks only. Every input is decoded with
+// the tree and without it; the verdicts must agree.
+func FuzzTreeChangesNoVerdict(f *testing.F) {
+	f.Add([]byte(withSpec(oneContainer)))
+	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"))
+	f.Add([]byte(withSpec(oneContainer + "  args: [&x " + "aaaaaaaaaa" + ", *x, *x]")))
+	f.Add([]byte(withSpec(oneContainer) + "---\nkind: Pod\n"))
+	f.Add([]byte(withSpec("containers:\n- name: a\n  image: b\n  image: c\n")))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"a","image":"b"}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		with, errWith := Decode(data, Options{NodeName: "node-1"})
+		without, errWithout := Decode(data, Options{NodeName: "node-1", treeMax: 1})
+		switch {
+		case (errWith == nil) != (errWithout == nil):
+			t.Fatalf("with the tree: %v; without: %v", errWith, errWithout)
+		case errWith == nil && (with.Key != without.Key || with.Hash != without.Hash):
+			t.Fatalf("with the tree %s %s, without %s %s", with.Key, with.Hash, without.Key, without.Hash)
+		case errors.Is(errWith, ErrTooComplex) != errors.Is(errWithout, ErrTooComplex):
+			t.Fatalf("alias verdicts differ: with the tree %v; without %v", errWith, errWithout)
+		}
+	})
+}

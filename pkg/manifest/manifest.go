@@ -19,6 +19,10 @@ var ErrTooLarge = errors.New("manifest: file is 10 MiB or larger")
 type Options struct {
 	// NodeName is appended to the pod name and set as spec.nodeName.
 	NodeName string
+
+	// treeMax overrides the size above which no positional tree is built;
+	// tests lower it to compare verdicts with and without the tree.
+	treeMax int
 }
 
 // Pod is a valid manifest, decoded and defaulted. It keeps the pod in its
