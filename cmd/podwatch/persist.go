@@ -62,6 +62,11 @@ func (p *persister) write(s diff.State) {
 func awaitSaved(ctx context.Context, done <-chan error, log *slog.Logger) {
 	select {
 	case <-done:
+		return // saved, even if the flush used up the timeout
+	default:
+	}
+	select {
+	case <-done:
 	case <-ctx.Done():
 		log.Warn("published state not saved before --shutdown-timeout; the next start announces again what changed since the last save")
 	}

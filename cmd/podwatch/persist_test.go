@@ -67,11 +67,15 @@ func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
 	if !strings.Contains(logs.String(), "published state not saved before --shutdown-timeout") {
 		t.Fatalf("no warning for an unfinished save:\n%s", logs.String())
 	}
-	done := make(chan error, 1)
-	done <- nil
-	logs = lockedBuffer{}
-	awaitSaved(context.Background(), done, slog.New(slog.NewTextHandler(&logs, nil)))
-	if logs.String() != "" {
-		t.Errorf("a finished save logged:\n%s", logs.String())
+	// A save that finished is not reported, even when the flush used up
+	// the timeout.
+	for range 20 {
+		done := make(chan error, 1)
+		done <- nil
+		var quiet lockedBuffer
+		awaitSaved(ctx, done, slog.New(slog.NewTextHandler(&quiet, nil)))
+		if quiet.String() != "" {
+			t.Fatalf("a finished save logged:\n%s", quiet.String())
+		}
 	}
 }
