@@ -29,6 +29,9 @@ func TestInClusterConfigAsTheDaemonSet(t *testing.T) {
 	if err != nil {
 		t.Skip("no unshare(1) here")
 	}
+	if out, err := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs tmpfs /var/run").CombinedOutput(); err != nil {
+		t.Skipf("no private mount namespace here: %v %s", err, out)
+	}
 	s, c := setup(t)
 	work := t.TempDir()
 	bin := filepath.Join(work, "podwatch")
