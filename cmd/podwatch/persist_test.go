@@ -62,7 +62,7 @@ func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // the shutdown timeout has run out
+	cancel()                               // the shutdown timeout has run out
 	awaitSaved(ctx, make(chan error), log) // a write that never ends
 	if !strings.Contains(logs.String(), "published state not saved before --shutdown-timeout") {
 		t.Fatalf("no warning for an unfinished save:\n%s", logs.String())
