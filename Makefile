@@ -12,7 +12,7 @@ BENCHCOUNT  ?= 6
 
 UNITDIR     := /usr/local/lib/systemd/system
 
-.PHONY: all build run test test-unit test-oracle fuzz bench lint tidy-check clean install verify-systemd
+.PHONY: all build run test test-unit test-oracle test-image fuzz bench lint tidy-check clean install verify-systemd image
 
 all: build
 
@@ -29,7 +29,7 @@ run: build
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the
 # kubelet's own file source).
-test: test-unit fuzz test-oracle verify-systemd
+test: test-unit fuzz test-oracle test-image verify-systemd
 
 test-unit:
 	$(GO) test -race -count=1 ./...
@@ -42,6 +42,18 @@ fuzz:
 # and etcd, built from the module proxy once and cached outside the repo.
 test-oracle:
 	cd test/tools && ./build-binaries.sh && $(GO) test -count=1 ./...
+
+# The image builder (its own module): the image holds the agent alone, and
+# it runs.
+test-image:
+	cd hack/image && $(GO) test -count=1 ./...
+
+# bin/podwatch-image.tar: the agent, static, on an empty base, built without
+# a container engine. Load it with `docker load`, `podman load` or
+# `ctr -n k8s.io images import`, or push it with crane.
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/podwatch-linux ./cmd/podwatch
+	cd hack/image && $(GO) run . --binary ../../bin/podwatch-linux --tag podwatch:$(VERSION) --version $(VERSION) --out ../../bin/podwatch-image.tar
 
 # systemd-analyze verify and a gate on the unit's exposure score; installs
 # Debian's systemd package first when systemd-analyze is missing.
@@ -58,14 +70,16 @@ bench:
 	$(GO) run $(BENCHSTAT) bench.out
 
 lint:
-	@unformatted=$$(gofmt -l cmd pkg test); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l cmd pkg test hack); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	cd test/tools && $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
 tidy-check:
 	$(GO) mod tidy -diff
 	cd test/tools && $(GO) mod tidy -diff
+	cd hack/image && $(GO) mod tidy -diff
 
 clean:
 	rm -rf bin .run bench.out
