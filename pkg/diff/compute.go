@@ -70,11 +70,11 @@ func (c *computation) ownPods() {
 // file finds a file of the snapshot by name: Files is sorted, and a
 // binary search spares each change a map of every file.
 func (c *computation) file(name string) *file.File {
-	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f file.File, n string) int { return strings.Compare(f.Name, n) })
+	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f *file.File, n string) int { return strings.Compare(f.Name, n) })
 	if !ok {
 		return nil
 	}
-	return &c.snap.Files[i]
+	return c.snap.Files[i]
 }
 
 // want is the file the kubelet takes a pod from.
@@ -128,7 +128,7 @@ func (c *computation) desired() map[string]want {
 	var dups map[string][]*file.File
 	unreadable := c.fileProblems()
 	for i := range c.snap.Files {
-		f := &c.snap.Files[i]
+		f := c.snap.Files[i]
 		if f.NotRegular || f.ReadErr != nil || f.Err != nil || f.Pod == nil {
 			continue
 		}
@@ -177,7 +177,7 @@ func (c *computation) desired() map[string]want {
 func (c *computation) fileProblems() map[string]bool {
 	var unreadable map[string]bool
 	for i := range c.snap.Files {
-		f := &c.snap.Files[i]
+		f := c.snap.Files[i]
 		switch {
 		case f.NotRegular:
 		case f.ReadErr != nil:

@@ -46,7 +46,17 @@ func valid(name string, p *manifest.Pod, changed time.Time) file.File {
 }
 
 func snap(relist bool, files ...file.File) file.Snapshot {
-	return file.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: files, Watch: file.WatchStatus{Up: true}}
+	return file.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: ptrs(files), Watch: file.WatchStatus{Up: true}}
+}
+
+// ptrs gives each file its own pointer, as the source's snapshots hold them.
+func ptrs(files []file.File) []*file.File {
+	out := make([]*file.File, len(files))
+	for i := range files {
+		f := files[i]
+		out[i] = &f
+	}
+	return out
 }
 
 // publishedState runs Compute until nothing is pending, returning the state.
@@ -238,7 +248,7 @@ func TestSingleFileKeepsLastGoodPod(t *testing.T) {
 	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
 	s.Single = true
 	st := publishedState(t, s)
-	s.Files = []file.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
+	s.Files = []*file.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
 	chs, _, _ := Compute(st, s, t0.Add(2*time.Minute), testOpts)
 	mustOne(t, chs, ReasonInvalid)
 }

@@ -32,7 +32,7 @@ func (c *computation) plainPlan() ([]planned, bool) {
 	own := 0
 	var fresh map[string]bool // keys not published yet
 	for i := range c.snap.Files {
-		f := &c.snap.Files[i]
+		f := c.snap.Files[i]
 		if f.NotRegular || f.ReadErr != nil || f.Err != nil || f.Pod == nil {
 			continue
 		}

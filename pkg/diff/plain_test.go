@@ -68,7 +68,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 			}
 			for _, n := range names {
 				if f, ok := files[n]; ok {
-					s.Files = append(s.Files, f)
+					s.Files = append(s.Files, &f)
 				}
 			}
 			fullOpts := testOpts

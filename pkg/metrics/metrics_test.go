@@ -60,7 +60,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 
 	m.ObserveSnapshot(file.Snapshot{
 		Relist: true, ListDuration: 30 * time.Millisecond, Listed: 7, Watch: up(),
-		Files: []file.File{
+		Files: []*file.File{
 			{Name: "a.yaml", Pod: pod("kube-system/a")},
 			{Name: "b.yaml", Pod: pod("kube-system/b")},
 			{Name: "c.yaml", Pod: pod("kube-system/a")}, // loses to a.yaml
@@ -132,7 +132,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 
 	// A watch snapshot is no list: the histogram does not move.
 	ev.set(events.Stats{Sinks: []events.SinkStats{{Name: "store", Written: 9}}})
-	m.ObserveSnapshot(file.Snapshot{Watch: up(), Files: []file.File{{Name: "a.yaml", Pod: pod("kube-system/a")}}})
+	m.ObserveSnapshot(file.Snapshot{Watch: up(), Files: []*file.File{{Name: "a.yaml", Pod: pod("kube-system/a")}}})
 	mfs = tg.scrape()
 	if got := value(mfs, "podwatch_list_duration_seconds"); got != 1 {
 		t.Errorf("list samples after a watch snapshot = %v, want 1", got)
@@ -223,7 +223,7 @@ func TestConcurrentObserveAndScrape(t *testing.T) {
 		defer close(done)
 		for i := range 200 {
 			m.ObserveSnapshot(file.Snapshot{Relist: i%2 == 0, Watch: file.WatchStatus{Up: i%3 != 0},
-				Files: []file.File{{Name: "a", Pod: pod("ns/a")}, {Name: "b", Pod: pod("ns/a")}}})
+				Files: []*file.File{{Name: "a", Pod: pod("ns/a")}, {Name: "b", Pod: pod("ns/a")}}})
 			m.ObserveChanges([]diff.Change{{Op: diff.OpUpdate, Type: diff.TypeNormal, Reason: diff.ReasonUpdated}})
 		}
 	}()

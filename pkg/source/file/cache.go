@@ -41,7 +41,8 @@ const racyWindow = 2 * time.Second
 // entry is the cached state of one name. It keeps no file bytes: only the
 // hash of the last bytes decoded and what they decoded to.
 type entry struct {
-	file File
+	// file is replaced, never changed in place: snapshots share it.
+	file *File
 	kind kind
 	// id is the identity file was derived from. It is unset after a failure
 	// or a race, so the next look reads again.
@@ -65,12 +66,16 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 	e := s.cache[name]
 	isNew := e == nil
 	if isNew {
-		e = &entry{file: File{Name: name, Path: path}}
+		e = &entry{file: &File{Name: name, Path: path}}
 	}
 
 	id, err := statPath(path)
 	if !isNew && err == nil && e.idOK && !e.racy && id == e.id {
-		e.file.Complete = e.file.Complete || complete
+		if complete && !e.file.Complete {
+			f := *e.file
+			f.Complete = true
+			e.file = &f
+		}
 		return true
 	}
 
@@ -137,7 +142,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 	} else {
 		next.ChangedAt, next.Complete = e.file.ChangedAt, e.file.Complete || complete
 	}
-	e.file, e.kind = next, k
+	e.file, e.kind = &next, k
 	if isNew {
 		s.cache[name] = e
 		s.namesDirty = true

@@ -151,7 +151,7 @@ func describe(s Snapshot) string {
 func fileIn(s Snapshot, name string) (File, bool) {
 	for _, f := range s.Files {
 		if f.Name == name {
-			return f, true
+			return *f, true
 		}
 	}
 	return File{}, false

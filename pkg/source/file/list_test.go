@@ -304,7 +304,7 @@ func TestRelistReadsOnlyChangedFiles(t *testing.T) {
 		t.Fatalf("rewrite: %d decodes, want 4", decodes.Load())
 	}
 	f := snap.Files[0]
-	if image(f) != "img:2" || !f.ChangedAt.Equal(clk.Now()) || f.Complete {
+	if image(*f) != "img:2" || !f.ChangedAt.Equal(clk.Now()) || f.Complete {
 		t.Errorf("rewritten a.yaml = %+v: want new image, ChangedAt now, not complete (no event seen)", f)
 	}
 }
@@ -319,8 +319,8 @@ func TestRelistSeesRacySameSizeRewrite(t *testing.T) {
 	opens, decodes := countOpens(s), countDecodes(s)
 	listOnce(s)
 	writeFile(t, p, podYAML("a", "img:2"))
-	if f := listOnce(s).Files[0]; image(f) != "img:2" {
-		t.Fatalf("same-size rewrite missed: image %q", image(f))
+	if f := listOnce(s).Files[0]; image(*f) != "img:2" {
+		t.Fatalf("same-size rewrite missed: image %q", image(*f))
 	}
 	// Still racy: read again, but the same bytes are not decoded again.
 	listOnce(s)

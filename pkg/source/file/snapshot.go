@@ -8,8 +8,9 @@ import (
 )
 
 // Snapshot is a full picture of --path. It is never modified after it is
-// sent; its Pods are shared with later Snapshots and must be treated as
-// read-only.
+// sent; its Files and their Pods are shared with later Snapshots and must be
+// treated as read-only. Files are pointers so that a snapshot after one
+// change copies 8 bytes per file, not the whole File.
 type Snapshot struct {
 	Time time.Time
 	// Relist is true after a full list: at start, every FileCheckFrequency,
@@ -31,7 +32,7 @@ type Snapshot struct {
 	// Files is sorted byte-wise by Name (the order in which the kubelet's
 	// list lets the first of two files defining one pod win). Names starting
 	// with "." never appear.
-	Files []File
+	Files []*File
 	Watch WatchStatus
 	// ListDuration and Listed describe the list behind a Relist snapshot,
 	// for metrics: how long it took (reading every changed file included)

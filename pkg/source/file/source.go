@@ -174,7 +174,7 @@ func (s *Source) snapshot(relist bool) Snapshot {
 		}
 		s.orderGen = s.namesGen
 	}
-	files := make([]File, len(s.order))
+	files := make([]*File, len(s.order))
 	for i, e := range s.order {
 		files[i] = e.file
 	}

@@ -153,7 +153,7 @@ func TestDataSymlinkSwapIsSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := start(t, newTestSource(t, dir, nil))
-	if snap := h.next(); !slices.Equal(namesOf(snap), []string{"pod.yaml"}) || image(snap.Files[0]) != "img:a" {
+	if snap := h.next(); !slices.Equal(namesOf(snap), []string{"pod.yaml"}) || image(*snap.Files[0]) != "img:a" {
 		t.Fatalf("initial: %s", describe(snap))
 	}
 	mk("..2026_b", "img:b")
@@ -218,7 +218,7 @@ func TestSymlinkedPathSwappedAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := start(t, newTestSource(t, path, nil))
-	if snap := h.next(); image(snap.Files[0]) != "img:1" {
+	if snap := h.next(); image(*snap.Files[0]) != "img:1" {
 		t.Fatalf("initial: %s", describe(snap))
 	}
 	if err := os.Symlink("..v2", filepath.Join(root, "manifests.tmp")); err != nil {
@@ -238,7 +238,7 @@ func TestSymlinkedPathSwappedAtomically(t *testing.T) {
 	}
 	moveIn(t, filepath.Join(root, "..v2"), "b.yaml", podYAML("b", "img"))
 	snap = h.waitFor("b.yaml in ..v2", hasImage("b.yaml", "img"))
-	if f, _ := fileIn(snap, "b.yaml"); !f.Complete || snap.Relist || image(snap.Files[0]) != "img:2" {
+	if f, _ := fileIn(snap, "b.yaml"); !f.Complete || snap.Relist || image(*snap.Files[0]) != "img:2" {
 		t.Fatalf("after writing into the new target: %s", describe(snap))
 	}
 }
