@@ -19,22 +19,29 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchSource is a Source on a fresh folder of n manifests, not listed yet.
+func benchSource(b *testing.B, n int) *Source {
+	b.Helper()
+	dir := b.TempDir()
+	for i := range n {
+		name := fmt.Sprintf("pod-%05d.yaml", i)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(podYAML(fmt.Sprintf("pod-%05d", i), "img")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := New(Options{Path: dir, NodeName: testNode}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
 // BenchmarkRelistUnchanged measures the periodic relist of a directory where
 // nothing changed: a readdir, one stat per file, no open, no decode.
 func BenchmarkRelistUnchanged(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			for i := range n {
-				name := fmt.Sprintf("pod-%05d.yaml", i)
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(podYAML(fmt.Sprintf("pod-%05d", i), "img")), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-			s, err := New(Options{Path: dir, NodeName: testNode}, nil, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := benchSource(b, n)
 			// The steady state: files older than racyWindow, whose identity
 			// is trusted.
 			s.wallNow = func() time.Time { return time.Now().Add(time.Hour) }

@@ -4,8 +4,6 @@ package file
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -14,17 +12,7 @@ import (
 func BenchmarkSnapshot(b *testing.B) {
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			for i := range n {
-				name := fmt.Sprintf("pod-%05d.yaml", i)
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(podYAML(fmt.Sprintf("pod-%05d", i), "img")), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-			s, err := New(Options{Path: dir, NodeName: testNode}, nil, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := benchSource(b, n)
 			s.relist()
 			_ = s.snapshot(true)
 			b.ReportAllocs()
