@@ -8,8 +8,8 @@ import (
 )
 
 // persister writes the published state to the state dir off the loop: a
-// write scrubs and saves the shards a change touched (all 64 the first time,
-// which takes a second or so with 10,000 pods), and the next manifest change
+// write scrubs and saves the shards a change touched (all 64 the first time:
+// at 23 µs a pod, a quarter of a second with 10,000), and the next change
 // must not wait for it. Only the newest state handed over is written.
 type persister struct {
 	log  *slog.Logger
