@@ -110,7 +110,7 @@ func (r *Recorder) take(s *deliveredSink, limits bool) ([]*job, time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 1
-	if _, ok := s.sink.(BatchSink); ok {
+	if s.batch != nil {
 		n = maxBatch
 	}
 	now := r.clk.Now()
@@ -157,12 +157,12 @@ func (r *Recorder) takeOne(s *deliveredSink, limits bool, now time.Time) (*job, 
 func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 	wctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
 	var err error
-	if b, ok := s.sink.(BatchSink); ok && len(jobs) > 1 {
+	if s.batch != nil && len(jobs) > 1 {
 		writes := make([]Write, len(jobs))
 		for i, j := range jobs {
 			writes[i] = Write{Event: j.ev, Update: j.update}
 		}
-		err = b.WriteBatch(wctx, writes)
+		err = s.batch.WriteBatch(wctx, writes)
 	} else {
 		err = s.sink.Write(wctx, jobs[0].ev, jobs[0].update)
 	}

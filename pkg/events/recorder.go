@@ -57,9 +57,10 @@ type streamSink struct {
 }
 
 type deliveredSink struct {
-	idx  int
-	name string
-	sink Sink
+	idx   int
+	name  string
+	sink  Sink
+	batch BatchSink // sink, when it takes batches; nil otherwise
 	// busy serialises writes to the sink between Run and Flush.
 	busy    sync.Mutex
 	wake    chan struct{} // capacity 1: a queued write for Run to look at
@@ -115,8 +116,10 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 			r.stream = append(r.stream, &streamSink{name: reg.Name, sink: reg.Sink,
 				stats: SinkStats{Name: reg.Name, Mode: Stream}})
 		case Delivered:
+			batch, _ := reg.Sink.(BatchSink)
 			r.delivered = append(r.delivered, &deliveredSink{
-				idx: len(r.delivered), name: reg.Name, sink: reg.Sink,
+				batch: batch,
+				idx:   len(r.delivered), name: reg.Name, sink: reg.Sink,
 				wake:        make(chan struct{}, 1),
 				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax).WithJitter(opts.RetryJitter, rand.Float64),
 				bucket:      newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),

@@ -66,13 +66,32 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// clusterSource is where Config takes the cluster from.
+type clusterSource int
+
+const (
+	noCluster clusterSource = iota
+	fromKubeconfig
+	inCluster
+)
+
+func (o Options) source(getenv func(string) string) clusterSource {
+	switch {
+	case o.Kubeconfig != "":
+		return fromKubeconfig
+	case getenv("KUBERNETES_SERVICE_HOST") != "":
+		return inCluster
+	}
+	return noCluster
+}
+
 // Source says where Config takes the cluster from, for the logs: the
 // kubeconfig file, "in-cluster", or "" for none.
 func (o Options) Source(getenv func(string) string) string {
-	switch {
-	case o.Kubeconfig != "":
+	switch o.source(getenv) {
+	case fromKubeconfig:
 		return o.Kubeconfig
-	case getenv("KUBERNETES_SERVICE_HOST") != "":
+	case inCluster:
 		return "in-cluster"
 	}
 	return ""
@@ -85,19 +104,19 @@ func (o Options) Config(getenv func(string) string) (*rest.Config, error) {
 	o.setDefaults()
 	var cfg *rest.Config
 	var err error
-	switch {
-	case o.Kubeconfig != "":
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
-		}
-	case getenv("KUBERNETES_SERVICE_HOST") != "":
+	switch o.source(getenv) {
+	case noCluster:
+		return nil, nil
+	case inCluster:
 		cfg, err = rest.InClusterConfig()
 		if err != nil {
 			return nil, fmt.Errorf("in-cluster config: %w", err)
 		}
 	default:
-		return nil, nil
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+		}
 	}
 	cfg.QPS = o.QPS
 	cfg.Burst = o.Burst

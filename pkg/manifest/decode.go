@@ -102,17 +102,17 @@ const treeMax = 1 << 20
 // parseTree builds podwatch's positional tree. Failing to build it only costs
 // line numbers, except for alias expansion, which must be refused up front.
 func (d *decoder) parseTree() error {
+	limit := treeMax
+	if d.opts.treeMax > 0 {
+		limit = d.opts.treeMax
+	}
 	if d.isJSON {
-		if len(d.data) <= treeMax && (d.opts.treeMax == 0 || len(d.data) <= d.opts.treeMax) {
+		if len(d.data) <= limit {
 			if root, err := parseJSON(d.data); err == nil {
 				d.root = root
 			}
 		}
 		return nil
-	}
-	limit := treeMax
-	if d.opts.treeMax > 0 {
-		limit = d.opts.treeMax
 	}
 	if len(d.data) > limit {
 		// Without a "*" there is no alias to expand.
