@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -68,7 +70,7 @@ func TestStartMetricsFollowsTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Timeout: metricsWait}
-	snaps := make(chan file.Snapshot)
+	snaps := make(chan types.Snapshot)
 	srcDone := make(chan error, 1)
 	t.Cleanup(func() {
 		client.CloseIdleConnections()
@@ -90,7 +92,7 @@ func TestStartMetricsFollowsTheAgent(t *testing.T) {
 
 	var state diff.State
 	// step is the loop's work for one snapshot, metrics included.
-	step := func(s file.Snapshot) {
+	step := func(s types.Snapshot) {
 		m.ObserveSnapshot(s)
 		changes, next, _ := diff.Compute(state, s, s.Time, diff.Options{NodeName: "n1", Path: dir})
 		state = next

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -180,7 +182,7 @@ type loop struct {
 	opts    diff.Options
 	log     *slog.Logger
 	state   diff.State
-	snap    *file.Snapshot
+	snap    *types.Snapshot
 
 	recheck clock.Timer // something waits to settle
 	dirty   bool
@@ -189,7 +191,7 @@ type loop struct {
 }
 
 func (l *loop) run(ctx context.Context, src *file.Source) error {
-	snaps := make(chan file.Snapshot)
+	snaps := make(chan types.Snapshot)
 	srcCtx, stopSource := context.WithCancel(ctx)
 	srcDone := make(chan error, 1)
 	go func() { srcDone <- src.Run(srcCtx, snaps) }()
@@ -317,9 +319,9 @@ func (l *loop) persist() {
 }
 
 // occurrence maps a change onto the object it is about.
-func occurrence(ch diff.Change) events.Occurrence {
+func occurrence(ch types.Change) events.Occurrence {
 	ref := events.NodeRef(ch.Object.Name)
-	if ch.Object.Kind == diff.KindPod {
+	if ch.Object.Kind == types.KindPod {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
 	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File}

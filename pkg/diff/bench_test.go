@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // BenchmarkComputeOneChange is the diff's share of one changed manifest in
@@ -13,12 +13,12 @@ import (
 func BenchmarkComputeOneChange(b *testing.B) {
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			files := make([]file.File, n)
+			files := make([]types.File, n)
 			for i := range files {
 				files[i] = valid(fmt.Sprintf("pod-%05d.yaml", i), pod(fmt.Sprintf("pod-%05d", i), "img:1"), t0)
 			}
 			st := publishedState(b, snap(true, files...))
-			versions := [2]file.File{
+			versions := [2]types.File{
 				valid(files[0].Name, pod("pod-00000", "img:2"), t0),
 				valid(files[0].Name, pod("pod-00000", "img:1"), t0),
 			}
@@ -38,7 +38,7 @@ func BenchmarkComputeOneChange(b *testing.B) {
 // BenchmarkScrubbedPod is what writing one changed pod to disk costs
 // beside the write: decode, scrub, encode.
 func BenchmarkScrubbedPod(b *testing.B) {
-	p := published(&file.File{Name: "a.yaml", Pod: pod("a", "img:1", withSecrets("s"))})
+	p := published(&types.File{Name: "a.yaml", Pod: pod("a", "img:1", withSecrets("s"))})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ScrubbedPod(p, testSalt); err != nil {

@@ -11,15 +11,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/manifest"
-	"github.com/podwatch/podwatch/pkg/source/file"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // Compute compares the published state with a snapshot of the folder and
 // returns the changes to publish, the state to keep, and when to call again
 // on the same snapshot because something is waiting to settle (zero when
 // nothing is).
-func Compute(prev State, snap file.Snapshot, now time.Time, opts Options) ([]Change, State, time.Time) {
+func Compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, State, time.Time) {
 	c := &computation{
 		snap:        snap,
 		now:         now,
@@ -43,11 +44,11 @@ func Compute(prev State, snap file.Snapshot, now time.Time, opts Options) ([]Cha
 }
 
 type computation struct {
-	snap    file.Snapshot
+	snap    types.Snapshot
 	now     time.Time
 	opts    Options
 	next    State
-	changes []Change
+	changes []types.Change
 	recheck time.Time
 
 	livePending map[string]bool
@@ -69,8 +70,8 @@ func (c *computation) ownPods() {
 
 // file finds a file of the snapshot by name: Files is sorted, and a
 // binary search spares each change a map of every file.
-func (c *computation) file(name string) *file.File {
-	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f *file.File, n string) int { return strings.Compare(f.Name, n) })
+func (c *computation) file(name string) *types.File {
+	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f *types.File, n string) int { return strings.Compare(f.Name, n) })
 	if !ok {
 		return nil
 	}
@@ -79,11 +80,13 @@ func (c *computation) file(name string) *file.File {
 
 // want is the file the kubelet takes a pod from.
 type want struct {
-	file *file.File
+	file *types.File
 	keep *PodState // set when the last published pod is kept (file unreadable)
 }
 
-func (c *computation) node() Object { return Object{Kind: KindNode, Name: c.opts.NodeName} }
+func (c *computation) node() types.Object {
+	return types.Object{Kind: types.KindNode, Name: c.opts.NodeName}
+}
 
 func (c *computation) run() {
 	c.watchProblem()
@@ -92,8 +95,8 @@ func (c *computation) run() {
 	switch {
 	case c.snap.PathErr != nil && errors.Is(c.snap.PathErr, fs.ErrNotExist):
 		// The kubelet's relist sends an empty pod list: every pod goes.
-		c.problem("path", time.Time{}, false, Change{
-			Type: TypeWarning, Reason: ReasonPathMissing, Object: c.node(),
+		c.problem("path", time.Time{}, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonPathMissing, Object: c.node(),
 			Message: fmt.Sprintf("manifest path %s does not exist: the kubelet runs no static pods from it", c.opts.Path),
 		})
 		desired = map[string]want{}
@@ -102,8 +105,8 @@ func (c *computation) run() {
 		}
 	case c.snap.PathErr != nil:
 		// podwatch's own failure, not the kubelet's verdict: keep the pods.
-		c.problem("path", time.Time{}, false, Change{
-			Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(),
+		c.problem("path", time.Time{}, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(),
 			Message: fmt.Sprintf("cannot read manifest path %s: %v; keeping the last known static pods", c.opts.Path, c.snap.PathErr),
 		})
 		return
@@ -125,7 +128,7 @@ func (c *computation) desired() map[string]want {
 	// dups holds only the keys two or more files define: most folders have
 	// none, and a map of every key would cost each change an allocation
 	// per file.
-	var dups map[string][]*file.File
+	var dups map[string][]*types.File
 	unreadable := c.fileProblems()
 	for i := range c.snap.Files {
 		f := c.snap.Files[i]
@@ -134,10 +137,10 @@ func (c *computation) desired() map[string]want {
 		}
 		if prev, ok := desired[f.Pod.Key]; ok {
 			if dups == nil {
-				dups = map[string][]*file.File{}
+				dups = map[string][]*types.File{}
 			}
 			if len(dups[f.Pod.Key]) == 0 {
-				dups[f.Pod.Key] = []*file.File{prev.file}
+				dups[f.Pod.Key] = []*types.File{prev.file}
 			}
 			dups[f.Pod.Key] = append(dups[f.Pod.Key], f)
 		}
@@ -152,8 +155,8 @@ func (c *computation) desired() map[string]want {
 			since = later(since, f.ChangedAt)
 		}
 		winner := fs[len(fs)-1]
-		c.problem("duplicate/"+key, since, false, Change{
-			Type: TypeWarning, Reason: ReasonDuplicate, Object: podObject(key), File: winner.Name,
+		c.problem("duplicate/"+key, since, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonDuplicate, Object: podObject(key), File: winner.Name,
 			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) and ignores the others",
 				key, strings.Join(names, ", "), winner.Name),
 		})
@@ -185,18 +188,18 @@ func (c *computation) fileProblems() map[string]bool {
 				unreadable = map[string]bool{}
 			}
 			unreadable[f.Name] = true
-			c.problem("unreadable/"+f.Name, f.ChangedAt, false, Change{
-				Type: TypeWarning, Reason: ReasonUnreadable, Object: c.node(), File: f.Name,
+			c.problem("unreadable/"+f.Name, f.ChangedAt, false, types.Change{
+				Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), File: f.Name,
 				Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
 			})
 		case f.Err != nil:
-			c.problem("invalid/"+f.Name, f.ChangedAt, false, Change{
-				Type: TypeWarning, Reason: ReasonInvalid, Object: c.node(), File: f.Name,
+			c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
+				Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
 				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
 			})
 		case f.Pod != nil && len(f.Pod.Ignored) > 0:
-			c.problem("ignored/"+f.Name, f.ChangedAt, false, Change{
-				Type: TypeWarning, Reason: ReasonIgnored, Object: c.node(), File: f.Name,
+			c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
+				Type: v1.EventTypeWarning, Reason: types.ReasonIgnored, Object: c.node(), File: f.Name,
 				Message: ignoredMessage(f),
 			})
 		}
@@ -230,19 +233,19 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 	})
 }
 
-func (c *computation) add(key string, f *file.File) {
+func (c *computation) add(key string, f *types.File) {
 	if !c.fresh("pod/"+key, f) {
 		return
 	}
 	c.ownPods()
 	c.next.Pods[key] = published(f)
-	c.emit(Change{
-		Op: OpAdd, Type: TypeNormal, Reason: ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+	c.emit(types.Change{
+		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
 	})
 }
 
-func (c *computation) update(key string, p PodState, f *file.File) {
+func (c *computation) update(key string, p PodState, f *types.File) {
 	contentChanged := p.Hash != f.Pod.Hash
 	fileChanged := p.File != f.Name
 	if !contentChanged && !fileChanged {
@@ -287,25 +290,25 @@ func (c *computation) update(key string, p PodState, f *file.File) {
 	if uidPinned {
 		effect = "metadata.uid is set, so the kubelet updates the pod in place"
 	}
-	c.emit(Change{
-		Op: OpUpdate, Type: TypeNormal, Reason: ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+	c.emit(types.Change{
+		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
 	})
 }
 
 func (c *computation) remove(key string, p PodState, why string) {
-	typ := TypeWarning
+	typ := v1.EventTypeWarning
 	var since time.Time
 	if why == "" {
 		f := c.file(p.File)
 		switch {
 		case f == nil:
-			why, typ = p.File+" was removed", TypeNormal
+			why, typ = p.File+" was removed", v1.EventTypeNormal
 		case f.Err != nil:
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 			since = f.ChangedAt
 		case f.Pod != nil:
-			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), TypeNormal
+			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), v1.EventTypeNormal
 			since = f.ChangedAt
 		default:
 			why = p.File + " is no longer a regular file"
@@ -317,8 +320,8 @@ func (c *computation) remove(key string, p PodState, why string) {
 	}
 	c.ownPods()
 	delete(c.next.Pods, key)
-	c.emit(Change{
-		Op: OpRemove, Type: typ, Reason: ReasonRemoved, Object: podObject(key), File: p.File,
+	c.emit(types.Change{
+		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: p.File,
 		Message: fmt.Sprintf("static pod %s removed: %s; the kubelet stops it", key, why),
 	})
 }
@@ -328,8 +331,8 @@ func (c *computation) watchProblem() {
 	if w.Up || w.Err == nil {
 		return
 	}
-	c.problem("watch", time.Time{}, true, Change{
-		Type: TypeWarning, Reason: ReasonWatchDegraded, Object: c.node(),
+	c.problem("watch", time.Time{}, true, types.Change{
+		Type: v1.EventTypeWarning, Reason: types.ReasonWatchDegraded, Object: c.node(),
 		Message: fmt.Sprintf("cannot watch %s: %v; changes are seen at the next relist (every %s) while podwatch retries the watch",
 			c.opts.Path, w.Err, c.opts.RelistPeriod),
 	})
@@ -338,7 +341,7 @@ func (c *computation) watchProblem() {
 // fresh reports whether a valid file's content may be published now: at
 // once when the file is complete, otherwise once it was quiet for the
 // settle delay.
-func (c *computation) fresh(id string, f *file.File) bool {
+func (c *computation) fresh(id string, f *types.File) bool {
 	if f.Complete {
 		return true
 	}
@@ -379,7 +382,7 @@ func (c *computation) due(at time.Time) bool {
 
 // problem reports a persisting problem: once when it settles, and again at
 // every relist (each relist is one occurrence for the kubelet), unless once.
-func (c *computation) problem(id string, since time.Time, once bool, ch Change) {
+func (c *computation) problem(id string, since time.Time, once bool, ch types.Change) {
 	c.liveProblem[id] = true
 	if !c.settled("problem/"+id, since) {
 		return
@@ -396,7 +399,7 @@ func (c *computation) problem(id string, since time.Time, once bool, ch Change) 
 	c.emit(ch)
 }
 
-func (c *computation) emit(ch Change) {
+func (c *computation) emit(ch types.Change) {
 	if ch.Op != "" {
 		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
@@ -404,9 +407,9 @@ func (c *computation) emit(ch Change) {
 	c.changes = append(c.changes, ch)
 }
 
-func podObject(key string) Object {
+func podObject(key string) types.Object {
 	ns, name, _ := strings.Cut(key, "/")
-	return Object{Kind: KindPod, Namespace: ns, Name: name}
+	return types.Object{Kind: types.KindPod, Namespace: ns, Name: name}
 }
 
 func later(a, b time.Time) time.Time {
@@ -416,11 +419,11 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-func images(f *file.File) string {
+func images(f *types.File) string {
 	return "containers: " + strings.Join(f.Pod.Containers, ", ")
 }
 
-func published(f *file.File) *PodState {
+func published(f *types.File) *PodState {
 	return &PodState{File: f.Name, Hash: f.Pod.Hash, UID: f.Pod.UID, JSON: f.Pod.JSON}
 }
 
@@ -428,7 +431,7 @@ func published(f *file.File) *PodState {
 // new one; only an UPDATE pays for decoding both. A pod restored from disk
 // holds digests where secrets were, so the new one is then scrubbed too:
 // the fields they stand for are only ever named as changed.
-func describe(p PodState, cur *manifest.Pod, salt []byte) ([]fieldChange, error) {
+func describe(p PodState, cur *types.Pod, salt []byte) ([]fieldChange, error) {
 	if len(p.JSON) == 0 {
 		return nil, nil // state from before a restart lost the pod: say less
 	}
@@ -446,7 +449,7 @@ func describe(p PodState, cur *manifest.Pod, salt []byte) ([]fieldChange, error)
 	return podFieldChanges(old, now), nil
 }
 
-func ignoredMessage(f *file.File) string {
+func ignoredMessage(f *types.File) string {
 	parts := make([]string, 0, len(f.Pod.Ignored))
 	for _, ig := range f.Pod.Ignored {
 		if ig.Line > 0 {

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/podwatch/podwatch/pkg/types"
 
-	"github.com/podwatch/podwatch/pkg/manifest"
-	"github.com/podwatch/podwatch/pkg/source/file"
+	v1 "k8s.io/api/core/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -23,7 +22,7 @@ var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 var testOpts = Options{NodeName: "node-1", Path: "/etc/kubernetes/manifests", SettleDelay: time.Second, RelistPeriod: 20 * time.Second}
 
 // pod builds a decoded manifest the way manifest.Decode would leave it.
-func pod(name, image string, mutate ...func(*v1.Pod)) *manifest.Pod {
+func pod(name, image string, mutate ...func(*v1.Pod)) *types.Pod {
 	p := &v1.Pod{}
 	p.Name = name + "-node-1"
 	p.Namespace = "kube-system"
@@ -38,20 +37,20 @@ func pod(name, image string, mutate ...func(*v1.Pod)) *manifest.Pod {
 	for _, c := range p.Spec.Containers {
 		containers = append(containers, c.Name+"="+c.Image)
 	}
-	return &manifest.Pod{Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8]), UID: p.UID, Containers: containers, JSON: b}
+	return &types.Pod{Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8]), UID: p.UID, Containers: containers, JSON: b}
 }
 
-func valid(name string, p *manifest.Pod, changed time.Time) file.File {
-	return file.File{Name: name, Path: "/m/" + name, Pod: p, ChangedAt: changed, Complete: true}
+func valid(name string, p *types.Pod, changed time.Time) types.File {
+	return types.File{Name: name, Path: "/m/" + name, Pod: p, ChangedAt: changed, Complete: true}
 }
 
-func snap(relist bool, files ...file.File) file.Snapshot {
-	return file.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: ptrs(files), Watch: file.WatchStatus{Up: true}}
+func snap(relist bool, files ...types.File) types.Snapshot {
+	return types.Snapshot{Time: t0, Relist: relist, Path: "/m", Files: ptrs(files), Watch: types.WatchStatus{Up: true}}
 }
 
 // ptrs gives each file its own pointer, as the source's snapshots hold them.
-func ptrs(files []file.File) []*file.File {
-	out := make([]*file.File, len(files))
+func ptrs(files []types.File) []*types.File {
+	out := make([]*types.File, len(files))
 	for i := range files {
 		f := files[i]
 		out[i] = &f
@@ -60,7 +59,7 @@ func ptrs(files []file.File) []*file.File {
 }
 
 // publishedState runs Compute until nothing is pending, returning the state.
-func publishedState(t testing.TB, s file.Snapshot) State {
+func publishedState(t testing.TB, s types.Snapshot) State {
 	t.Helper()
 	_, st, recheck := Compute(State{}, s, t0.Add(time.Hour), testOpts)
 	if !recheck.IsZero() {
@@ -69,7 +68,7 @@ func publishedState(t testing.TB, s file.Snapshot) State {
 	return st
 }
 
-func reasons(chs []Change) string {
+func reasons(chs []types.Change) string {
 	var rs []string
 	for _, c := range chs {
 		rs = append(rs, c.Reason)
@@ -77,7 +76,7 @@ func reasons(chs []Change) string {
 	return strings.Join(rs, ",")
 }
 
-func mustOne(t *testing.T, chs []Change, reason string) Change {
+func mustOne(t *testing.T, chs []types.Change, reason string) types.Change {
 	t.Helper()
 	if len(chs) != 1 || chs[0].Reason != reason {
 		t.Fatalf("changes = [%s], want exactly %s\n%+v", reasons(chs), reason, chs)
@@ -88,8 +87,8 @@ func mustOne(t *testing.T, chs []Change, reason string) Change {
 func TestAddFromCompleteFileIsImmediate(t *testing.T) {
 	s := snap(true, valid("etcd.yaml", pod("etcd", "etcd:3.6"), t0))
 	chs, st, recheck := Compute(State{}, s, t0, testOpts)
-	c := mustOne(t, chs, ReasonAdded)
-	if c.Op != OpAdd || c.Object != (Object{Kind: KindPod, Namespace: "kube-system", Name: "etcd-node-1"}) || c.File != "etcd.yaml" {
+	c := mustOne(t, chs, types.ReasonAdded)
+	if c.Op != types.OpAdd || c.Object != (types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: "etcd-node-1"}) || c.File != "etcd.yaml" {
 		t.Fatalf("add change = %+v", c)
 	}
 	if !strings.HasPrefix(c.Message, "etcd.yaml: ") || !strings.Contains(c.Message, "etcd=etcd:3.6") {
@@ -109,7 +108,7 @@ func TestIncompleteFileWaitsToSettle(t *testing.T) {
 		t.Fatalf("changes=[%s] recheck=%v, want none until %v", reasons(chs), recheck, t0.Add(time.Second))
 	}
 	chs, _, recheck = Compute(st, s, recheck, testOpts)
-	mustOne(t, chs, ReasonAdded)
+	mustOne(t, chs, types.ReasonAdded)
 	if !recheck.IsZero() {
 		t.Fatalf("recheck after settling = %v", recheck)
 	}
@@ -119,7 +118,7 @@ func TestUpdateNamesFieldsAndEffect(t *testing.T) {
 	st := publishedState(t, snap(true, valid("kube-apiserver.yaml", pod("kube-apiserver", "kube-apiserver:v1.37.1"), t0)))
 	cur := pod("kube-apiserver", "kube-apiserver:v1.37.2")
 	chs, st2, _ := Compute(st, snap(false, valid("kube-apiserver.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
-	c := mustOne(t, chs, ReasonUpdated)
+	c := mustOne(t, chs, types.ReasonUpdated)
 	want := "spec.containers[kube-apiserver].image: kube-apiserver:v1.37.1 -> kube-apiserver:v1.37.2"
 	if !strings.Contains(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
 		t.Fatalf("message %q lacks %q or the restart note", c.Message, want)
@@ -130,10 +129,10 @@ func TestUpdateNamesFieldsAndEffect(t *testing.T) {
 }
 
 func TestUpdateInPlaceWhenUIDPinned(t *testing.T) {
-	pin := func(p *v1.Pod) { p.UID = types.UID("fixed") }
+	pin := func(p *v1.Pod) { p.UID = ktypes.UID("fixed") }
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", pin), t0)))
 	chs, st, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:2", pin), t0)), t0, testOpts)
-	if c := mustOne(t, chs, ReasonUpdated); !strings.Contains(c.Message, "in place") {
+	if c := mustOne(t, chs, types.ReasonUpdated); !strings.Contains(c.Message, "in place") {
 		t.Fatalf("message %q does not say in place", c.Message)
 	}
 	// Only metadata outside spec/labels/annotations: the kubelet sees nothing.
@@ -155,21 +154,21 @@ func TestSameHashIsNoChange(t *testing.T) {
 
 func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
-	bad := file.File{Name: "a.yaml", Err: errors.New("line 7: spec.containers[0].image: Required value"), ChangedAt: t0.Add(10 * time.Second)}
+	bad := types.File{Name: "a.yaml", Err: errors.New("line 7: spec.containers[0].image: Required value"), ChangedAt: t0.Add(10 * time.Second)}
 	s := snap(false, bad)
 	chs, st, recheck := Compute(st, s, t0.Add(10*time.Second), testOpts)
 	if len(chs) != 0 || !recheck.Equal(t0.Add(11*time.Second)) {
 		t.Fatalf("before settling: [%s] recheck %v", reasons(chs), recheck)
 	}
 	chs, st, recheck = Compute(st, s, recheck, testOpts)
-	if reasons(chs) != ReasonInvalid+","+ReasonRemoved {
+	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
 		t.Fatalf("after settling: [%s]", reasons(chs))
 	}
 	inv, rm := chs[0], chs[1]
-	if inv.Object.Kind != KindNode || inv.Message != "a.yaml: line 7: spec.containers[0].image: Required value" || inv.File != "a.yaml" {
+	if inv.Object.Kind != types.KindNode || inv.Message != "a.yaml: line 7: spec.containers[0].image: Required value" || inv.File != "a.yaml" {
 		t.Fatalf("invalid = %+v", inv)
 	}
-	if rm.Type != TypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") {
+	if rm.Type != v1.EventTypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") {
 		t.Fatalf("remove = %+v", rm)
 	}
 	if !recheck.IsZero() || len(st.Pods) != 0 {
@@ -181,13 +180,13 @@ func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
 	}
 	s.Relist = true
 	chs, _, _ = Compute(st, s, t0.Add(30*time.Second), testOpts)
-	mustOne(t, chs, ReasonInvalid)
+	mustOne(t, chs, types.ReasonInvalid)
 }
 
 func TestTransientInvalidIsNeverReported(t *testing.T) {
 	p := pod("a", "img:1")
 	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
-	half := file.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
+	half := types.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
 	chs, st, _ := Compute(st, snap(false, half), t0.Add(10*time.Second), testOpts)
 	if len(chs) != 0 {
 		t.Fatalf("half-written file reported: [%s]", reasons(chs))
@@ -205,7 +204,7 @@ func TestRemovedFileIsNormalAfterSettle(t *testing.T) {
 		t.Fatalf("removal reported before settling: [%s]", reasons(chs))
 	}
 	chs, _, _ = Compute(st, snap(false), recheck, testOpts)
-	if c := mustOne(t, chs, ReasonRemoved); c.Type != TypeNormal || !strings.Contains(c.Message, "a.yaml was removed") {
+	if c := mustOne(t, chs, types.ReasonRemoved); c.Type != v1.EventTypeNormal || !strings.Contains(c.Message, "a.yaml was removed") {
 		t.Fatalf("remove = %+v", c)
 	}
 }
@@ -218,13 +217,13 @@ func TestDuplicateBakWins(t *testing.T) {
 	chs, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
 	// The content changed and the .bak is complete: the UPDATE is immediate;
 	// the duplicate is bad news and waits.
-	c := mustOne(t, chs, ReasonUpdated)
+	c := mustOne(t, chs, types.ReasonUpdated)
 	if !strings.Contains(c.Message, "now from kube-apiserver.yaml.bak") || !strings.Contains(c.Message, "v1.37.2 -> kube-apiserver:v1.37.1") {
 		t.Fatalf("update = %q", c.Message)
 	}
 	chs, _, _ = Compute(st, s, recheck, testOpts)
-	d := mustOne(t, chs, ReasonDuplicate)
-	if d.Object.Kind != KindPod || !strings.Contains(d.Message, "kube-apiserver.yaml, kube-apiserver.yaml.bak") || !strings.Contains(d.Message, "runs the one from kube-apiserver.yaml.bak") {
+	d := mustOne(t, chs, types.ReasonDuplicate)
+	if d.Object.Kind != types.KindPod || !strings.Contains(d.Message, "kube-apiserver.yaml, kube-apiserver.yaml.bak") || !strings.Contains(d.Message, "runs the one from kube-apiserver.yaml.bak") {
 		t.Fatalf("duplicate = %+v", d)
 	}
 }
@@ -248,17 +247,17 @@ func TestSingleFileKeepsLastGoodPod(t *testing.T) {
 	s := snap(true, valid("a.yaml", pod("a", "img:1"), t0))
 	s.Single = true
 	st := publishedState(t, s)
-	s.Files = []*file.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
+	s.Files = []*types.File{{Name: "a.yaml", Err: errors.New("yaml: line 2: mapping values are not allowed"), ChangedAt: t0.Add(time.Minute)}}
 	chs, _, _ := Compute(st, s, t0.Add(2*time.Minute), testOpts)
-	mustOne(t, chs, ReasonInvalid)
+	mustOne(t, chs, types.ReasonInvalid)
 }
 
 func TestUnreadableKeepsState(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
-	f := file.File{Name: "a.yaml", ReadErr: fs.ErrPermission, ChangedAt: t0.Add(time.Minute)}
+	f := types.File{Name: "a.yaml", ReadErr: fs.ErrPermission, ChangedAt: t0.Add(time.Minute)}
 	chs, st2, _ := Compute(st, snap(true, f), t0.Add(2*time.Minute), testOpts)
-	c := mustOne(t, chs, ReasonUnreadable)
-	if c.Object.Kind != KindNode || len(st2.Pods) != 1 {
+	c := mustOne(t, chs, types.ReasonUnreadable)
+	if c.Object.Kind != types.KindNode || len(st2.Pods) != 1 {
 		t.Fatalf("unreadable: %+v pods %d", c, len(st2.Pods))
 	}
 	dir := snap(true)
@@ -268,7 +267,7 @@ func TestUnreadableKeepsState(t *testing.T) {
 		t.Fatalf("dir unreadable, first sight: [%s] pods %d", reasons(chs), len(st2.Pods))
 	}
 	chs, st2, _ = Compute(st2, dir, t0.Add(4*time.Minute), testOpts)
-	if mustOne(t, chs, ReasonUnreadable); len(st2.Pods) != 1 {
+	if mustOne(t, chs, types.ReasonUnreadable); len(st2.Pods) != 1 {
 		t.Fatal("pods dropped for podwatch's own read failure")
 	}
 }
@@ -279,20 +278,20 @@ func TestPathMissingRemovesAll(t *testing.T) {
 	s.PathErr = fmt.Errorf("stat /m: %w", fs.ErrNotExist)
 	_, st, recheck := Compute(st, s, t0.Add(time.Minute), testOpts)
 	chs, st, _ := Compute(st, s, recheck, testOpts)
-	if reasons(chs) != ReasonPathMissing+","+ReasonRemoved+","+ReasonRemoved || len(st.Pods) != 0 {
+	if reasons(chs) != types.ReasonPathMissing+","+types.ReasonRemoved+","+types.ReasonRemoved || len(st.Pods) != 0 {
 		t.Fatalf("changes [%s], pods left %d", reasons(chs), len(st.Pods))
 	}
-	if chs[1].Type != TypeWarning || !strings.Contains(chs[1].Message, "does not exist") {
+	if chs[1].Type != v1.EventTypeWarning || !strings.Contains(chs[1].Message, "does not exist") {
 		t.Fatalf("remove = %+v", chs[1])
 	}
 }
 
 func TestWatchDegradedOnce(t *testing.T) {
 	s := snap(true)
-	s.Watch = file.WatchStatus{Err: errors.New("too many open files")}
+	s.Watch = types.WatchStatus{Err: errors.New("too many open files")}
 	_, st, recheck := Compute(State{}, s, t0, testOpts)
 	chs, st, _ := Compute(st, s, recheck, testOpts)
-	if c := mustOne(t, chs, ReasonWatchDegraded); !strings.Contains(c.Message, "every 20s") {
+	if c := mustOne(t, chs, types.ReasonWatchDegraded); !strings.Contains(c.Message, "every 20s") {
 		t.Fatalf("message %q", c.Message)
 	}
 	if chs, _, _ = Compute(st, s, recheck.Add(20*time.Second), testOpts); len(chs) != 0 {
@@ -302,10 +301,10 @@ func TestWatchDegradedOnce(t *testing.T) {
 
 func TestIgnoredContentReported(t *testing.T) {
 	p := pod("a", "img:1")
-	p.Ignored = []manifest.Ignored{{Line: 9, What: `unknown field "spec.containers[0].imagePullPolicyy"`}}
+	p.Ignored = []types.Ignored{{Line: 9, What: `unknown field "spec.containers[0].imagePullPolicyy"`}}
 	_, st, recheck := Compute(State{}, snap(true, valid("a.yaml", p, t0)), t0, testOpts)
 	chs, _, _ := Compute(st, snap(true, valid("a.yaml", p, t0)), recheck, testOpts)
-	c := mustOne(t, chs, ReasonIgnored)
+	c := mustOne(t, chs, types.ReasonIgnored)
 	if c.Message != `a.yaml: the kubelet silently ignores line 9: unknown field "spec.containers[0].imagePullPolicyy"` {
 		t.Fatalf("message %q", c.Message)
 	}
@@ -321,7 +320,7 @@ func TestSecretsNeverInUpdate(t *testing.T) {
 	}
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", with("old-t0ken", "old-pa55", "old-n0te")), t0)))
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", with("new-t0ken", "new-pa55", "new-n0te")), t0)), t0, testOpts)
-	c := mustOne(t, chs, ReasonUpdated)
+	c := mustOne(t, chs, types.ReasonUpdated)
 	for _, secret := range []string{"t0ken", "pa55", "n0te"} {
 		if strings.Contains(c.Message, secret) {
 			t.Fatalf("message leaks %q: %s", secret, c.Message)
@@ -345,7 +344,7 @@ func TestManyChangesAreCapped(t *testing.T) {
 	}
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", labels("x")), t0)))
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", labels("y")), t0)), t0, testOpts)
-	c := mustOne(t, chs, ReasonUpdated)
+	c := mustOne(t, chs, types.ReasonUpdated)
 	if strings.Count(c.Message, "-> y") != 20 || !strings.Contains(c.Message, "and 5 more") {
 		t.Fatalf("message not capped at 20: %s", c.Message)
 	}

@@ -3,7 +3,7 @@ package diff
 import (
 	"sort"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // The plain case is the common one: every published pod is still defined
@@ -16,7 +16,7 @@ import (
 
 // planned is one valid file and what is published under its key.
 type planned struct {
-	f   *file.File
+	f   *types.File
 	p   *PodState
 	had bool
 }

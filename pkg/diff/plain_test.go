@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/podwatch/podwatch/pkg/types"
 
-	"github.com/podwatch/podwatch/pkg/manifest"
-	"github.com/podwatch/podwatch/pkg/source/file"
+	v1 "k8s.io/api/core/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
 )
 
 // TestPlainPathMatchesFull drives random folders through Compute twice,
@@ -28,7 +27,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 		if pods[id] == nil {
 			pods[id] = &podVariant{pod(key, image, func(p *v1.Pod) {
 				if uid {
-					p.UID = types.UID("u-" + key)
+					p.UID = ktypes.UID("u-" + key)
 				}
 			})}
 		}
@@ -40,13 +39,13 @@ func TestPlainPathMatchesFull(t *testing.T) {
 	for seed := range uint64(1500) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		now := t0
-		files := map[string]file.File{}
+		files := map[string]types.File{}
 		full, fast := State{}, State{}
 		for step := range 40 {
 			// Mostly small edits, as a real folder sees.
 			for range 1 + rng.IntN(2) {
 				name := names[rng.IntN(len(names))]
-				f := file.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(3)) * time.Second), Complete: rng.IntN(3) > 0}
+				f := types.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(3)) * time.Second), Complete: rng.IntN(3) > 0}
 				switch r := rng.IntN(20); {
 				case r < 12:
 					f.Pod = podFor(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0).Pod
@@ -62,7 +61,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 				}
 				files[name] = f
 			}
-			s := file.Snapshot{Time: now, Relist: rng.IntN(5) == 0, Path: "/m", Watch: file.WatchStatus{Up: rng.IntN(10) > 0}}
+			s := types.Snapshot{Time: now, Relist: rng.IntN(5) == 0, Path: "/m", Watch: types.WatchStatus{Up: rng.IntN(10) > 0}}
 			if !s.Watch.Up {
 				s.Watch.Err = errors.New("inotify: no space left on device")
 			}
@@ -99,7 +98,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 	t.Logf("plain path taken in %d of 60,000 steps, with %d ADD/UPDATEs", plainSteps, plainChanges)
 }
 
-type podVariant struct{ Pod *manifest.Pod }
+type podVariant struct{ Pod *types.Pod }
 
 func sameState(a, b State) bool {
 	norm := func(s State) State {

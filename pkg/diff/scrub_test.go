@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -97,8 +99,8 @@ func TestUpdateFromScrubbedStateReadsTheSame(t *testing.T) {
 			st.Salt = testSalt
 			disk := scrubbedState(t, st)
 			next := snap(false, valid("a.yaml", pod("a", "img:1", mutate), t0))
-			fromMemory := mustOne(t, first(Compute(st, next, t0, testOpts)), ReasonUpdated)
-			fromDisk := mustOne(t, first(Compute(disk, next, t0, testOpts)), ReasonUpdated)
+			fromMemory := mustOne(t, first(Compute(st, next, t0, testOpts)), types.ReasonUpdated)
+			fromDisk := mustOne(t, first(Compute(disk, next, t0, testOpts)), types.ReasonUpdated)
 			if fromMemory.Message != fromDisk.Message {
 				t.Fatalf("UPDATE differs after a restart:\nmemory: %s\ndisk:   %s", fromMemory.Message, fromDisk.Message)
 			}
@@ -111,7 +113,7 @@ func TestUpdateFromScrubbedStateReadsTheSame(t *testing.T) {
 	}
 }
 
-func first(chs []Change, _ State, _ any) []Change { return chs }
+func first(chs []types.Change, _ State, _ any) []types.Change { return chs }
 
 func TestScrubbedRejectsBadJSON(t *testing.T) {
 	p := &PodState{File: "p.yaml", Hash: "h", JSON: json.RawMessage(`{"spec":`)}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	ktypes "k8s.io/apimachinery/pkg/types"
 )
 
 // State is what has been published, plus what waits to settle. It is
@@ -31,10 +31,10 @@ type State struct {
 
 // PodState is one published pod.
 type PodState struct {
-	File string    `json:"file"` // base name of the file the kubelet takes it from
-	Hash string    `json:"hash"`
-	UID  types.UID `json:"uid,omitempty"` // metadata.uid as the manifest set it
-	// JSON is the pod's canonical encoding (manifest.Pod.JSON), decoded
+	File string     `json:"file"` // base name of the file the kubelet takes it from
+	Hash string     `json:"hash"`
+	UID  ktypes.UID `json:"uid,omitempty"` // metadata.uid as the manifest set it
+	// JSON is the pod's canonical encoding (types.Pod.JSON), decoded
 	// only to explain an UPDATE.
 	JSON json.RawMessage `json:"pod"`
 }

@@ -13,13 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	ktypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 )
 
@@ -72,17 +73,17 @@ type Sink struct {
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	mirrors   map[types.NamespacedName]mirror
-	retarget  map[types.NamespacedName]bool // Events re-targeted at the Node, by original namespace/name
-	failing   bool                          // the last write failed retryably: jitter the next
-	forbidden map[string]bool               // 403 causes already logged
-	parked    time.Time                     // no API writes before this, after a 403/401
-	parkedBy  error                         // the refusal that parked them
+	mirrors   map[ktypes.NamespacedName]mirror
+	retarget  map[ktypes.NamespacedName]bool // Events re-targeted at the Node, by original namespace/name
+	failing   bool                           // the last write failed retryably: jitter the next
+	forbidden map[string]bool                // 403 causes already logged
+	parked    time.Time                      // no API writes before this, after a 403/401
+	parkedBy  error                          // the refusal that parked them
 }
 
 // mirror is the last uid read from a mirror pod.
 type mirror struct {
-	uid types.UID // "" when the pod had no annotation or did not exist
+	uid ktypes.UID // "" when the pod had no annotation or did not exist
 	at  time.Time
 }
 
@@ -112,8 +113,8 @@ func NewSink(client API, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*
 	}
 	return &Sink{
 		client: client, opts: opts, clk: clk, log: log.With("component", "kube"),
-		mirrors:   map[types.NamespacedName]mirror{},
-		retarget:  map[types.NamespacedName]bool{},
+		mirrors:   map[ktypes.NamespacedName]mirror{},
+		retarget:  map[ktypes.NamespacedName]bool{},
 		forbidden: map[string]bool{},
 	}, nil
 }
@@ -196,7 +197,7 @@ func (s *Sink) create(ctx context.Context, ev *v1.Event, again bool) error {
 		return s.patch(ctx, out.Namespace, ev)
 	case out.InvolvedObject.Kind == "Pod" && namespaceGone(err):
 		s.mu.Lock()
-		s.retarget[types.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] = true
+		s.retarget[ktypes.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] = true
 		s.mu.Unlock()
 		s.log.Info("namespace of a static pod is missing: recording its Event on the Node",
 			"namespace", ev.InvolvedObject.Namespace, "pod", ev.InvolvedObject.Name, "event", ev.Name)
@@ -236,7 +237,7 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	if err != nil {
 		return events.Permanent(fmt.Errorf("patch body: %w", err))
 	}
-	_, err = s.client.Events(ns).Patch(ctx, ev.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	_, err = s.client.Events(ns).Patch(ctx, ev.Name, ktypes.MergePatchType, body, metav1.PatchOptions{})
 	return err
 }
 
@@ -244,7 +245,7 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 func (s *Sink) namespace(ev *v1.Event) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.retarget[types.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] {
+	if s.retarget[ktypes.NamespacedName{Namespace: ev.Namespace, Name: ev.Name}] {
 		return metav1.NamespaceDefault
 	}
 	return ev.Namespace
@@ -280,8 +281,8 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) *v1.Event {
 // the cached one is then stale, and a short wait (bounded by MirrorWait and
 // the write's deadline) lets the new pod appear. Failing to read it never
 // fails the write: the Event still shows in `kubectl events --for pod/NAME`.
-func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) types.UID {
-	key := types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
+func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) ktypes.UID {
+	key := ktypes.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 	since := ev.FirstTimestamp.Time
 	now := s.clk.Now()
 	s.mu.Lock()
@@ -290,7 +291,7 @@ func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) types.UID {
 	if ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
 		return old.uid
 	}
-	wait := ev.Reason == diff.ReasonUpdated && ok && old.uid != ""
+	wait := ev.Reason == types.ReasonUpdated && ok && old.uid != ""
 	deadline := now.Add(s.opts.MirrorWait)
 	if dl, has := ctx.Deadline(); has {
 		if half := now.Add(dl.Sub(now) / 2); half.Before(deadline) {
@@ -308,7 +309,7 @@ func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) types.UID {
 			return old.uid
 		}
 		if !wait || !s.clk.Now().Add(mirrorPoll).Before(deadline) {
-			if ev.Reason == diff.ReasonRemoved && uid == "" {
+			if ev.Reason == types.ReasonRemoved && uid == "" {
 				// The kubelet deletes the mirror pod of a removed static pod:
 				// the last known hash still names it.
 				return old.uid
@@ -326,14 +327,14 @@ func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) types.UID {
 	}
 }
 
-func (s *Sink) remember(key types.NamespacedName, uid types.UID) {
+func (s *Sink) remember(key ktypes.NamespacedName, uid ktypes.UID) {
 	s.mu.Lock()
 	s.mirrors[key] = mirror{uid: uid, at: s.clk.Now()}
 	s.mu.Unlock()
 }
 
 // getMirror reads the annotation; a missing pod is ("", NotFound).
-func (s *Sink) getMirror(ctx context.Context, key types.NamespacedName) (types.UID, error) {
+func (s *Sink) getMirror(ctx context.Context, key ktypes.NamespacedName) (ktypes.UID, error) {
 	pod, err := s.client.Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
@@ -341,7 +342,7 @@ func (s *Sink) getMirror(ctx context.Context, key types.NamespacedName) (types.U
 		}
 		return "", err
 	}
-	return types.UID(pod.Annotations[MirrorAnnotation]), nil
+	return ktypes.UID(pod.Annotations[MirrorAnnotation]), nil
 }
 
 // classify turns an API error into what pkg/events acts on: permanent

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +20,6 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 )
 
@@ -30,7 +31,7 @@ func podEvent(name string, count int32) *v1.Event {
 	return &v1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Namespace: "kube-system", Name: name},
 		InvolvedObject: events.PodRef("kube-system", "etcd-"+node),
-		Reason:         diff.ReasonAdded, Message: "added", Type: v1.EventTypeNormal,
+		Reason:         types.ReasonAdded, Message: "added", Type: v1.EventTypeNormal,
 		Source:         v1.EventSource{Component: events.Component, Host: node},
 		FirstTimestamp: metav1.NewTime(t0), LastTimestamp: metav1.NewTime(t0.Add(time.Duration(count) * time.Second)),
 		Count: count, ReportingController: events.Component, ReportingInstance: "podwatch-" + node,
@@ -262,7 +263,7 @@ func TestMirrorUIDRefreshedAfterUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := podEvent("e.9", 1)
-	up.Reason = diff.ReasonUpdated
+	up.Reason = types.ReasonUpdated
 	up.FirstTimestamp = metav1.NewTime(t0.Add(time.Second)) // after the cached read
 	if err := s.Write(ctx, up, false); err != nil {
 		t.Fatal(err)

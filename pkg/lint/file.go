@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"github.com/podwatch/podwatch/pkg/source/file"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
@@ -55,7 +57,7 @@ func (c *checker) checkFile(path string, fi fs.FileInfo) {
 	c.report.Files = append(c.report.Files, f)
 }
 
-func (c *checker) decode(path string, fi fs.FileInfo) (*manifest.Pod, error) {
+func (c *checker) decode(path string, fi fs.FileInfo) (*types.Pod, error) {
 	// The size alone decides, as for the kubelet: no need to read 10 MiB.
 	if fi.Size() >= manifest.MaxSize {
 		return nil, tooLarge()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,7 +26,7 @@ var ErrTooComplex = errors.New("yaml: document contains excessive aliasing: alia
 
 // Decode decodes, defaults and validates one static pod manifest as the
 // kubelet's file source does. Any failure is a *Error.
-func Decode(data []byte, opts Options) (*Pod, error) {
+func Decode(data []byte, opts Options) (*types.Pod, error) {
 	if len(data) >= MaxSize {
 		return nil, &Error{Msg: ErrTooLarge.Error(), Err: ErrTooLarge}
 	}
@@ -38,10 +40,10 @@ type decoder struct {
 	opts    Options
 	isJSON  bool
 	root    *node // nil when podwatch's own parse failed; lines are then 0
-	ignored []Ignored
+	ignored []types.Ignored
 }
 
-func (d *decoder) decode() (*Pod, error) {
+func (d *decoder) decode() (*types.Pod, error) {
 	// The kubelet takes anything that starts with "{" for JSON, even a YAML
 	// flow mapping, which then fails as JSON.
 	d.isJSON = utilyaml.IsJSONBuffer(d.data)
@@ -82,7 +84,7 @@ func (d *decoder) decode() (*Pod, error) {
 	if err != nil {
 		return nil, &Error{Msg: err.Error(), Err: err}
 	}
-	return &Pod{
+	return &types.Pod{
 		Key:        pod.Namespace + "/" + pod.Name,
 		Hash:       hash,
 		UID:        pod.UID,
@@ -131,9 +133,9 @@ func (d *decoder) parseTree() error {
 	d.root = doc.root
 	switch {
 	case doc.extra > 0:
-		d.ignored = append(d.ignored, Ignored{Line: doc.extra, What: "second YAML document: only the first document of a file is read"})
+		d.ignored = append(d.ignored, types.Ignored{Line: doc.extra, What: "second YAML document: only the first document of a file is read"})
 	case doc.extraErr != nil:
-		d.ignored = append(d.ignored, Ignored{Line: yamlErrorLine(doc.extraErr), What: "unparsable content after the first YAML document: only the first document of a file is read"})
+		d.ignored = append(d.ignored, types.Ignored{Line: yamlErrorLine(doc.extraErr), What: "unparsable content after the first YAML document: only the first document of a file is read"})
 	}
 	return nil
 }

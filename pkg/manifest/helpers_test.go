@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -28,7 +30,7 @@ func withSpec(spec string) string {
 // oneContainer is a valid single-container spec.
 const oneContainer = "containers:\n- name: app\n  image: nginx:1.27\n"
 
-func mustDecode(t *testing.T, data string) *Pod {
+func mustDecode(t *testing.T, data string) *types.Pod {
 	t.Helper()
 	p, err := Decode([]byte(data), Options{NodeName: testNode})
 	if err != nil {
@@ -60,7 +62,7 @@ func readTestdata(t testing.TB, name string) []byte {
 }
 
 // mustObject decodes a valid result's canonical encoding.
-func mustObject(t *testing.T, p *Pod) *v1.Pod {
+func mustObject(t *testing.T, p *types.Pod) *v1.Pod {
 	t.Helper()
 	pod, err := p.Object()
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 var unknownFieldRE = regexp.MustCompile(`^unknown field "(.*)"$`)
@@ -28,7 +30,7 @@ func (d *decoder) collectIgnored(strict []error) {
 		if hint := caseHint(fields, path); hint != "" {
 			what += fmt.Sprintf(" (field names are case-sensitive: did you mean %q?)", hint)
 		}
-		d.ignored = append(d.ignored, Ignored{Line: lineOf(d.root, path), What: what})
+		d.ignored = append(d.ignored, types.Ignored{Line: lineOf(d.root, path), What: what})
 	}
 	if d.root != nil {
 		w := &dupWalker{seen: map[*node]bool{}, budget: walkBudget}
@@ -84,7 +86,7 @@ func caseHint(fields fieldCache, path string) string {
 type dupWalker struct {
 	seen   map[*node]bool
 	budget int
-	found  []Ignored
+	found  []types.Ignored
 }
 
 func (w *dupWalker) walk(n *node, path string) {
@@ -101,7 +103,7 @@ func (w *dupWalker) walk(n *node, path string) {
 				child = path + "." + p.key
 			}
 			if p.dup && !p.merged {
-				w.found = append(w.found, Ignored{Line: p.line,
+				w.found = append(w.found, types.Ignored{Line: p.line,
 					What: fmt.Sprintf("duplicate key %q: only the last occurrence is used", child)})
 			}
 			w.walk(p.val, child)

@@ -3,30 +3,32 @@ package manifest
 import (
 	"strings"
 	"testing"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 func TestIgnored(t *testing.T) {
 	tests := []struct {
 		name, data string
-		want       []Ignored
+		want       []types.Ignored
 	}{
 		{"unknown container field", withSpec(oneContainer + "  imagePullPolicyy: Always"),
-			[]Ignored{{9, `unknown field "spec.containers[0].imagePullPolicyy"`}}},
+			[]types.Ignored{{Line: 9, What: `unknown field "spec.containers[0].imagePullPolicyy"`}}},
 		{"wrong case", withSpec(oneContainer + "HostNetwork: true"),
-			[]Ignored{{9, `unknown field "spec.HostNetwork" (field names are case-sensitive: did you mean "hostNetwork"?)`}}},
+			[]types.Ignored{{Line: 9, What: `unknown field "spec.HostNetwork" (field names are case-sensitive: did you mean "hostNetwork"?)`}}},
 		{"unknown top-level field", "extra: 1\n" + withSpec(oneContainer),
-			[]Ignored{{1, `unknown field "extra"`}}},
+			[]types.Ignored{{Line: 1, What: `unknown field "extra"`}}},
 		{"duplicate key", withSpec("restartPolicy: Never\nrestartPolicy: Always\n" + oneContainer),
-			[]Ignored{{7, `duplicate key "spec.restartPolicy": only the last occurrence is used`}}},
+			[]types.Ignored{{Line: 7, What: `duplicate key "spec.restartPolicy": only the last occurrence is used`}}},
 		{"duplicate nested key", withSpec("containers:\n- name: app\n  image: a\n  image: nginx"),
-			[]Ignored{{9, `duplicate key "spec.containers[0].image": only the last occurrence is used`}}},
+			[]types.Ignored{{Line: 9, What: `duplicate key "spec.containers[0].image": only the last occurrence is used`}}},
 		{"second document", withSpec(oneContainer) + "---\nkind: Pod\n",
-			[]Ignored{{9, "second YAML document: only the first document of a file is read"}}},
+			[]types.Ignored{{Line: 9, What: "second YAML document: only the first document of a file is read"}}},
 		{"json duplicate key", `{"apiVersion":"v1","kind":"Pod",
 "metadata":{"name":"a"},
 "metadata":{"name":"web"},
 "spec":{"containers":[{"name":"app","image":"nginx","bogus":1}]}}`,
-			[]Ignored{{3, `duplicate key "metadata": only the last occurrence is used`}, {4, `unknown field "spec.containers[0].bogus"`}}},
+			[]types.Ignored{{Line: 3, What: `duplicate key "metadata": only the last occurrence is used`}, {Line: 4, What: `unknown field "spec.containers[0].bogus"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

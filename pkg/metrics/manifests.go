@@ -3,9 +3,9 @@ package metrics
 import (
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/podwatch/podwatch/pkg/types"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // manifestsCollector serves podwatch_manifests. It counts the entries of
@@ -15,7 +15,7 @@ import (
 type manifestsCollector struct {
 	desc  *prometheus.Desc
 	mu    sync.Mutex
-	files []*file.File // the last snapshot's; snapshots are never modified
+	files []*types.File // the last snapshot's; snapshots are never modified
 }
 
 func newManifestsCollector() *manifestsCollector {
@@ -24,7 +24,7 @@ func newManifestsCollector() *manifestsCollector {
 		[]string{"state"}, nil)}
 }
 
-func (c *manifestsCollector) observe(files []*file.File) {
+func (c *manifestsCollector) observe(files []*types.File) {
 	c.mu.Lock()
 	c.files = files
 	c.mu.Unlock()
@@ -44,7 +44,7 @@ func (c *manifestsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // countStates counts files by their index in manifestStates: of the valid
 // files defining one pod, one counts as valid and the others as duplicates.
-func countStates(files []*file.File) [numStates]int {
+func countStates(files []*types.File) [numStates]int {
 	var counts [numStates]int
 	seen := make(map[string]struct{}, len(files))
 	for _, f := range files {

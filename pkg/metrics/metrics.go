@@ -6,12 +6,12 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
-	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
 // Manifest states of podwatch_manifests, from the last snapshot.
@@ -113,7 +113,7 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	buildInfo.Set(1)
-	for _, op := range []diff.Op{diff.OpAdd, diff.OpUpdate, diff.OpRemove} {
+	for _, op := range []types.Op{types.OpAdd, types.OpUpdate, types.OpRemove} {
 		m.changes.WithLabelValues(string(op))
 	}
 	m.reg.MustRegister(m.changes, m.recorded, m.manifests, m.listDuration, m.filesListed,
@@ -144,7 +144,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveSnapshot updates what a snapshot of the file source tells:
 // manifests by state, the list (when Relist), the watch, and readiness.
-func (m *Metrics) ObserveSnapshot(s file.Snapshot) {
+func (m *Metrics) ObserveSnapshot(s types.Snapshot) {
 	if m == nil {
 		return
 	}
@@ -165,7 +165,7 @@ func (m *Metrics) ObserveSnapshot(s file.Snapshot) {
 
 // ObserveChanges counts what the diff published; call it with every batch
 // passed to the event recorder.
-func (m *Metrics) ObserveChanges(changes []diff.Change) {
+func (m *Metrics) ObserveChanges(changes []types.Change) {
 	if m == nil {
 		return
 	}

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
-	"github.com/podwatch/podwatch/pkg/manifest"
-	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
 // fakeStats hands out whatever the test set; the collector must read it at
@@ -35,9 +36,9 @@ func (f *fakeStats) set(st events.Stats) {
 	f.st = st
 }
 
-func pod(key string) *manifest.Pod { return &manifest.Pod{Key: key} }
+func pod(key string) *types.Pod { return &types.Pod{Key: key} }
 
-func up() file.WatchStatus { return file.WatchStatus{Up: true} }
+func up() types.WatchStatus { return types.WatchStatus{Up: true} }
 
 func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 	ev := &fakeStats{}
@@ -58,9 +59,9 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		t.Errorf("valid manifests before any snapshot = %v, want 0 (series present)", got)
 	}
 
-	m.ObserveSnapshot(file.Snapshot{
+	m.ObserveSnapshot(types.Snapshot{
 		Relist: true, ListDuration: 30 * time.Millisecond, Listed: 7, Watch: up(),
-		Files: []*file.File{
+		Files: []*types.File{
 			{Name: "a.yaml", Pod: pod("kube-system/a")},
 			{Name: "b.yaml", Pod: pod("kube-system/b")},
 			{Name: "c.yaml", Pod: pod("kube-system/a")}, // loses to a.yaml
@@ -69,10 +70,10 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 			{Name: "f", NotRegular: true},
 		},
 	})
-	m.ObserveChanges([]diff.Change{
-		{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded},
-		{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded},
-		{Type: diff.TypeWarning, Reason: diff.ReasonInvalid},
+	m.ObserveChanges([]types.Change{
+		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
+		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
+		{Type: v1.EventTypeWarning, Reason: types.ReasonInvalid},
 	})
 	ev.set(events.Stats{Combined: 2, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
 		{Name: "stdout", Mode: events.Stream, Written: 3},
@@ -97,8 +98,8 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{"podwatch_watch_up", nil, 1},
 		{"podwatch_static_pod_changes_total", []string{"op", "ADD"}, 2},
 		{"podwatch_static_pod_changes_total", []string{"op", "REMOVE"}, 0},
-		{"podwatch_events_recorded_total", []string{"reason", diff.ReasonAdded, "type", diff.TypeNormal}, 2},
-		{"podwatch_events_recorded_total", []string{"reason", diff.ReasonInvalid, "type", diff.TypeWarning}, 1},
+		{"podwatch_events_recorded_total", []string{"reason", types.ReasonAdded, "type", v1.EventTypeNormal}, 2},
+		{"podwatch_events_recorded_total", []string{"reason", types.ReasonInvalid, "type", v1.EventTypeWarning}, 1},
 		{"podwatch_events_combined_total", nil, 2},
 		{"podwatch_events_evicted_total", nil, 1},
 		{"podwatch_events_expired_total", nil, 3},
@@ -132,7 +133,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 
 	// A watch snapshot is no list: the histogram does not move.
 	ev.set(events.Stats{Sinks: []events.SinkStats{{Name: "store", Written: 9}}})
-	m.ObserveSnapshot(file.Snapshot{Watch: up(), Files: []*file.File{{Name: "a.yaml", Pod: pod("kube-system/a")}}})
+	m.ObserveSnapshot(types.Snapshot{Watch: up(), Files: []*types.File{{Name: "a.yaml", Pod: pod("kube-system/a")}}})
 	mfs = tg.scrape()
 	if got := value(mfs, "podwatch_list_duration_seconds"); got != 1 {
 		t.Errorf("list samples after a watch snapshot = %v, want 1", got)
@@ -149,18 +150,18 @@ func TestWatchGaugesAndRestarts(t *testing.T) {
 	m := New("dev")
 	tg := serve(t, m)
 	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	down := file.WatchStatus{Err: errWatch(), Backoff: 4 * time.Second, RetryAt: retry}
+	down := types.WatchStatus{Err: errWatch(), Backoff: 4 * time.Second, RetryAt: retry}
 
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: down})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: down})
 	mfs := tg.scrape()
 	if up, b, r := value(mfs, "podwatch_watch_up"), value(mfs, "podwatch_watch_backoff_seconds"), value(mfs, "podwatch_watch_restarts_total"); up != 0 || b != 4 || r != 0 {
 		t.Errorf("down at start: up %v backoff %v restarts %v, want 0 4 0", up, b, r)
 	}
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: file.WatchStatus{Up: true, Backoff: 4 * time.Second}})
-	m.ObserveSnapshot(file.Snapshot{Watch: file.WatchStatus{Up: true, Backoff: 4 * time.Second}})
-	m.ObserveSnapshot(file.Snapshot{Watch: down})
-	m.ObserveSnapshot(file.Snapshot{Watch: down})
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: types.WatchStatus{Up: true, Backoff: 4 * time.Second}})
+	m.ObserveSnapshot(types.Snapshot{Watch: types.WatchStatus{Up: true, Backoff: 4 * time.Second}})
+	m.ObserveSnapshot(types.Snapshot{Watch: down})
+	m.ObserveSnapshot(types.Snapshot{Watch: down})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
 	mfs = tg.scrape()
 	if up, b, r := value(mfs, "podwatch_watch_up"), value(mfs, "podwatch_watch_backoff_seconds"), value(mfs, "podwatch_watch_restarts_total"); up != 1 || b != 0 || r != 2 {
 		t.Errorf("after two recoveries: up %v backoff %v restarts %v, want 1 0 2", up, b, r)
@@ -180,19 +181,19 @@ func TestReadyz(t *testing.T) {
 	if code, body := tg.get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, NotReadyFirstList) {
 		t.Errorf("/readyz before the first list = %d %q, want 503 %q", code, body, NotReadyFirstList)
 	}
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
 	if code, body := tg.get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after the first list = %d %q, want 200", code, body)
 	}
 	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.ObserveSnapshot(file.Snapshot{Watch: file.WatchStatus{Err: errWatch(), Backoff: 8 * time.Second, RetryAt: retry}})
+	m.ObserveSnapshot(types.Snapshot{Watch: types.WatchStatus{Err: errWatch(), Backoff: 8 * time.Second, RetryAt: retry}})
 	code, body := tg.get("/readyz")
 	for _, want := range []string{NotReadyWatchDown, errWatch().Error(), "backoff 8s", "2026-01-02T03:04:05Z"} {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
 			t.Errorf("/readyz with the watch down = %d %q, want 503 containing %q", code, body, want)
 		}
 	}
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
 	if code, body := tg.get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after the watch restarted = %d %q, want 200", code, body)
 	}
@@ -222,9 +223,9 @@ func TestConcurrentObserveAndScrape(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 200 {
-			m.ObserveSnapshot(file.Snapshot{Relist: i%2 == 0, Watch: file.WatchStatus{Up: i%3 != 0},
-				Files: []*file.File{{Name: "a", Pod: pod("ns/a")}, {Name: "b", Pod: pod("ns/a")}}})
-			m.ObserveChanges([]diff.Change{{Op: diff.OpUpdate, Type: diff.TypeNormal, Reason: diff.ReasonUpdated}})
+			m.ObserveSnapshot(types.Snapshot{Relist: i%2 == 0, Watch: types.WatchStatus{Up: i%3 != 0},
+				Files: []*types.File{{Name: "a", Pod: pod("ns/a")}, {Name: "b", Pod: pod("ns/a")}}})
+			m.ObserveChanges([]types.Change{{Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated}})
 		}
 	}()
 	for range 20 {
@@ -243,8 +244,8 @@ func TestMetricsLint(t *testing.T) {
 	if err := m.AddEventStats(&fakeStats{st: events.Stats{Sinks: []events.SinkStats{{Name: "stdout"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	m.ObserveSnapshot(file.Snapshot{Relist: true, Watch: up()})
-	m.ObserveChanges([]diff.Change{{Op: diff.OpAdd, Type: diff.TypeNormal, Reason: diff.ReasonAdded}})
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
+	m.ObserveChanges([]types.Change{{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded}})
 	mfs, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,7 @@ func TestMetricsLint(t *testing.T) {
 // Two Metrics in one process must not collide: nothing is global.
 func TestNoGlobalRegistry(t *testing.T) {
 	a, b := New("a"), New("b")
-	a.ObserveChanges([]diff.Change{{Op: diff.OpAdd, Reason: diff.ReasonAdded, Type: diff.TypeNormal}})
+	a.ObserveChanges([]types.Change{{Op: types.OpAdd, Reason: types.ReasonAdded, Type: v1.EventTypeNormal}})
 	tb := serve(t, b)
 	if got := value(tb.scrape(), "podwatch_static_pod_changes_total", "op", "ADD"); got != 0 {
 		t.Errorf("b saw a's change: %v", got)
@@ -273,7 +274,7 @@ func TestNoGlobalRegistry(t *testing.T) {
 // Paths without metrics pass a nil *Metrics.
 func TestNilMetricsIsANoOp(t *testing.T) {
 	var m *Metrics
-	m.ObserveSnapshot(file.Snapshot{Relist: true})
-	m.ObserveChanges([]diff.Change{{Op: diff.OpAdd}})
+	m.ObserveSnapshot(types.Snapshot{Relist: true})
+	m.ObserveChanges([]types.Change{{Op: types.OpAdd}})
 	m.SetStaticPodsDisabled(true)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // Readiness reasons, the first line of a 503 from /readyz.
@@ -18,12 +18,12 @@ type readiness struct {
 	disabled bool
 	listed   bool // a Relist snapshot was seen
 	observed bool // any snapshot was seen: watch is meaningful
-	watch    file.WatchStatus
+	watch    types.WatchStatus
 }
 
 // observe records s and reports whether the watch came back up after
 // being seen down (a restart). The watch's first start is no restart.
-func (r *readiness) observe(s file.Snapshot) (restarted bool) {
+func (r *readiness) observe(s types.Snapshot) (restarted bool) {
 	restarted = r.observed && !r.watch.Up && s.Watch.Up
 	r.observed = true
 	r.listed = r.listed || s.Relist

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"github.com/podwatch/podwatch/pkg/manifest"
 )
 
@@ -42,7 +44,7 @@ const racyWindow = 2 * time.Second
 // hash of the last bytes decoded and what they decoded to.
 type entry struct {
 	// file is replaced, never changed in place: snapshots share it.
-	file *File
+	file *types.File
 	kind kind
 	// id is the identity file was derived from. It is unset after a failure
 	// or a race, so the next look reads again.
@@ -55,7 +57,7 @@ type entry struct {
 	// the same bytes (an atomic rewrite, a restore) is not decoded again.
 	sum    uint64
 	sumOK  bool
-	pod    *manifest.Pod
+	pod    *types.Pod
 	decErr error
 }
 
@@ -66,7 +68,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 	e := s.cache[name]
 	isNew := e == nil
 	if isNew {
-		e = &entry{file: &File{Name: name, Path: path}}
+		e = &entry{file: &types.File{Name: name, Path: path}}
 	}
 
 	id, err := statPath(path)
@@ -79,7 +81,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 		return true
 	}
 
-	next := File{Name: name, Path: path}
+	next := types.File{Name: name, Path: path}
 	var k kind
 	// While e.kind is kindDecoded, e.file came from the bytes hashing to
 	// e.sum; a different hash is different content.
@@ -165,7 +167,7 @@ func vanished(err error) bool {
 }
 
 // logChange logs per change, never per look, so a bad file does not spam.
-func (s *Source) logChange(f File, k, was kind, isNew bool) {
+func (s *Source) logChange(f types.File, k, was kind, isNew bool) {
 	switch {
 	case k == kindReadErr && (isNew || was != kindReadErr):
 		s.log.Warn("cannot read manifest file", "file", f.Name, "err", f.ReadErr)
@@ -178,7 +180,7 @@ func (s *Source) logChange(f File, k, was kind, isNew bool) {
 	}
 }
 
-func podKey(p *manifest.Pod) string {
+func podKey(p *types.Pod) string {
 	if p == nil {
 		return ""
 	}

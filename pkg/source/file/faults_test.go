@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"golang.org/x/sys/unix"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -214,7 +216,7 @@ func TestFaultRealInotifyQueueOverflowRelists(t *testing.T) {
 	}
 	close(g.open)
 	start := time.Now()
-	snap := h.waitFor("a relist with the files whose events were lost", func(s Snapshot) bool {
+	snap := h.waitFor("a relist with the files whose events were lost", func(s types.Snapshot) bool {
 		_, ok := fileIn(s, "lost-2.yaml")
 		return s.Relist && ok
 	})

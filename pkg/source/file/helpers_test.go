@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"go.uber.org/goleak"
 	"k8s.io/utils/clock"
 
@@ -62,7 +64,7 @@ func newTestSource(t *testing.T, path string, clk clock.WithTicker) *Source {
 // countDecodes makes s count its decodes.
 func countDecodes(s *Source) *atomic.Int64 {
 	var n atomic.Int64
-	s.decode = func(data []byte, o manifest.Options) (*manifest.Pod, error) {
+	s.decode = func(data []byte, o manifest.Options) (*types.Pod, error) {
 		n.Add(1)
 		return manifest.Decode(data, o)
 	}
@@ -83,14 +85,14 @@ func countOpens(s *Source) *atomic.Int64 {
 
 type harness struct {
 	t   *testing.T
-	out chan Snapshot
+	out chan types.Snapshot
 }
 
 // start runs s until the test ends, and checks Run then returns nil.
 func start(t *testing.T, s *Source) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, out: make(chan Snapshot)}
+	h := &harness{t: t, out: make(chan types.Snapshot)}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, h.out) }()
 	t.Cleanup(func() {
@@ -107,22 +109,22 @@ func start(t *testing.T, s *Source) *harness {
 	return h
 }
 
-func (h *harness) next() Snapshot {
+func (h *harness) next() types.Snapshot {
 	h.t.Helper()
 	select {
 	case s := <-h.out:
 		return s
 	case <-time.After(waitLimit):
 		h.t.Fatalf("no snapshot within %v", waitLimit)
-		return Snapshot{}
+		return types.Snapshot{}
 	}
 }
 
 // waitFor returns the first snapshot that satisfies ok.
-func (h *harness) waitFor(what string, ok func(Snapshot) bool) Snapshot {
+func (h *harness) waitFor(what string, ok func(types.Snapshot) bool) types.Snapshot {
 	h.t.Helper()
 	deadline := time.After(waitLimit)
-	var last Snapshot
+	var last types.Snapshot
 	for {
 		select {
 		case s := <-h.out:
@@ -132,12 +134,12 @@ func (h *harness) waitFor(what string, ok func(Snapshot) bool) Snapshot {
 			last = s
 		case <-deadline:
 			h.t.Fatalf("no snapshot with %s within %v; last: %s", what, waitLimit, describe(last))
-			return Snapshot{}
+			return types.Snapshot{}
 		}
 	}
 }
 
-func describe(s Snapshot) string {
+func describe(s types.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "relist=%v single=%v pathErr=%v watch=%+v files=[", s.Relist, s.Single, s.PathErr, s.Watch)
 	for _, f := range s.Files {
@@ -148,16 +150,16 @@ func describe(s Snapshot) string {
 	return b.String()
 }
 
-func fileIn(s Snapshot, name string) (File, bool) {
+func fileIn(s types.Snapshot, name string) (types.File, bool) {
 	for _, f := range s.Files {
 		if f.Name == name {
 			return *f, true
 		}
 	}
-	return File{}, false
+	return types.File{}, false
 }
 
-func namesOf(s Snapshot) []string {
+func namesOf(s types.Snapshot) []string {
 	var n []string
 	for _, f := range s.Files {
 		n = append(n, f.Name)
@@ -165,7 +167,7 @@ func namesOf(s Snapshot) []string {
 	return n
 }
 
-func image(f File) string {
+func image(f types.File) string {
 	if f.Pod == nil || len(f.Pod.Containers) == 0 {
 		return ""
 	}
@@ -174,8 +176,8 @@ func image(f File) string {
 }
 
 // hasImage is a predicate: name is valid and runs img.
-func hasImage(name, img string) func(Snapshot) bool {
-	return func(s Snapshot) bool {
+func hasImage(name, img string) func(types.Snapshot) bool {
+	return func(s types.Snapshot) bool {
 		f, ok := fileIn(s, name)
 		return ok && image(f) == img
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
@@ -21,7 +23,7 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // listOnce lists s's path without running the watch.
-func listOnce(s *Source) Snapshot {
+func listOnce(s *Source) types.Snapshot {
 	s.relist()
 	return s.snapshot(true)
 }
@@ -94,9 +96,9 @@ func TestListFIFOAndSocketAreNeverOpened(t *testing.T) {
 	s := newTestSource(t, dir, nil)
 	opens := countOpens(s)
 
-	done := make(chan Snapshot, 1)
+	done := make(chan types.Snapshot, 1)
 	go func() { done <- listOnce(s) }()
-	var snap Snapshot
+	var snap types.Snapshot
 	select {
 	case snap = <-done:
 	case <-time.After(waitLimit):

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
@@ -19,7 +21,7 @@ func TestRelistReportsDurationAndEntriesListed(t *testing.T) {
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := newTestSource(t, dir, clk)
-	s.decode = func(data []byte, o manifest.Options) (*manifest.Pod, error) {
+	s.decode = func(data []byte, o manifest.Options) (*types.Pod, error) {
 		clk.Step(time.Second)
 		return manifest.Decode(data, o)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"github.com/spf13/pflag"
 )
 
@@ -75,7 +77,7 @@ func TestRunTwiceAtOnceIsRefused(t *testing.T) {
 	s := newTestSource(t, t.TempDir(), nil)
 	h := start(t, s)
 	h.next()
-	if err := s.Run(context.Background(), make(chan Snapshot)); err == nil {
+	if err := s.Run(context.Background(), make(chan types.Snapshot)); err == nil {
 		t.Fatal("second concurrent Run returned nil")
 	}
 }

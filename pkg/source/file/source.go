@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/backoff"
@@ -30,7 +32,7 @@ type Source struct {
 	// Seams for tests; New sets the real ones.
 	newWatcher   func(path string) (watcher, error)
 	openFile     func(name string, flag int, perm fs.FileMode) (*os.File, error)
-	decode       func(data []byte, opts manifest.Options) (*manifest.Pod, error)
+	decode       func(data []byte, opts manifest.Options) (*types.Pod, error)
 	wallNow      func() time.Time // against file times, which are wall-clock
 	missingRetry time.Duration
 
@@ -93,7 +95,7 @@ func (s *Source) Options() Options { return s.opts }
 // list, after every later list, and after each group of watch events. It
 // returns nil once ctx is done, with every goroutine it started stopped. Run
 // must not be called again while it runs; a later Run keeps the cache.
-func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
+func (s *Source) Run(ctx context.Context, out chan<- types.Snapshot) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("file source: Run is already running")
 	}
@@ -153,7 +155,7 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 	}
 }
 
-func (s *Source) send(ctx context.Context, out chan<- Snapshot, relist bool) bool {
+func (s *Source) send(ctx context.Context, out chan<- types.Snapshot, relist bool) bool {
 	snap := s.snapshot(relist)
 	select {
 	case out <- snap:
@@ -165,7 +167,7 @@ func (s *Source) send(ctx context.Context, out chan<- Snapshot, relist bool) boo
 
 // snapshot copies the current state into a new Snapshot; nothing in it is
 // touched afterwards.
-func (s *Source) snapshot(relist bool) Snapshot {
+func (s *Source) snapshot(relist bool) types.Snapshot {
 	names := s.sortedNames()
 	if s.orderGen != s.namesGen || len(s.order) != len(names) {
 		s.order = s.order[:0]
@@ -174,11 +176,11 @@ func (s *Source) snapshot(relist bool) Snapshot {
 		}
 		s.orderGen = s.namesGen
 	}
-	files := make([]*File, len(s.order))
+	files := make([]*types.File, len(s.order))
 	for i, e := range s.order {
 		files[i] = e.file
 	}
-	snap := Snapshot{
+	snap := types.Snapshot{
 		Time:    s.clk.Now(),
 		Relist:  relist,
 		Single:  s.single,

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // watchID names the watch in the restart backoff, as in the kubelet.
@@ -280,8 +282,8 @@ func (s *Source) stopRetry() {
 	}
 }
 
-func (s *Source) watchStatus() WatchStatus {
-	return WatchStatus{
+func (s *Source) watchStatus() types.WatchStatus {
+	return types.WatchStatus{
 		Up:      s.w != nil,
 		Err:     s.watchErr,
 		Backoff: s.backoff.Get(watchID),
@@ -289,7 +291,7 @@ func (s *Source) watchStatus() WatchStatus {
 	}
 }
 
-func sameStatus(a, b WatchStatus) bool {
+func sameStatus(a, b types.WatchStatus) bool {
 	return a.Up == b.Up && a.Backoff == b.Backoff && errString(a.Err) == errString(b.Err)
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 func TestInitialSnapshot(t *testing.T) {
@@ -59,7 +61,7 @@ func TestWriteInPlaceIsCompleteOnClose(t *testing.T) {
 	if _, err := w.WriteString(content[:20]); err != nil {
 		t.Fatal(err)
 	}
-	snap := h.waitFor("a.yaml half written", func(s Snapshot) bool {
+	snap := h.waitFor("a.yaml half written", func(s types.Snapshot) bool {
 		f, _ := fileIn(s, "a.yaml")
 		return f.ChangedAt.After(old.ChangedAt)
 	})
@@ -72,7 +74,7 @@ func TestWriteInPlaceIsCompleteOnClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	snap = h.waitFor("a.yaml complete with img:2", func(s Snapshot) bool {
+	snap = h.waitFor("a.yaml complete with img:2", func(s types.Snapshot) bool {
 		f, _ := fileIn(s, "a.yaml")
 		return f.Complete && image(f) == "img:2"
 	})
@@ -112,7 +114,7 @@ func TestRemove(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	snap := h.waitFor("a.yaml gone", func(s Snapshot) bool { _, ok := fileIn(s, "a.yaml"); return !ok })
+	snap := h.waitFor("a.yaml gone", func(s types.Snapshot) bool { _, ok := fileIn(s, "a.yaml"); return !ok })
 	if snap.Relist || !slices.Equal(namesOf(snap), []string{"b.yaml"}) {
 		t.Fatalf("after remove: %s", describe(snap))
 	}
@@ -180,7 +182,7 @@ func TestDirectoryDeletedAndRecreated(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	snap := h.waitFor("path missing", func(s Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
+	snap := h.waitFor("path missing", func(s types.Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
 	if snap.Watch.Up || !errors.Is(snap.Watch.Err, fs.ErrNotExist) || snap.Watch.Backoff != 0 {
 		t.Errorf("watch while the path is missing: %+v; want down, not-exist, no backoff", snap.Watch)
 	}
@@ -249,7 +251,7 @@ func TestFileTurnsInvalidAndBack(t *testing.T) {
 	h := start(t, newTestSource(t, dir, nil))
 	h.next()
 	moveIn(t, dir, "a.yaml", invalidYAML)
-	snap := h.waitFor("a.yaml invalid", func(s Snapshot) bool { f, _ := fileIn(s, "a.yaml"); return f.Err != nil })
+	snap := h.waitFor("a.yaml invalid", func(s types.Snapshot) bool { f, _ := fileIn(s, "a.yaml"); return f.Err != nil })
 	if f, _ := fileIn(snap, "a.yaml"); f.Pod != nil || f.ReadErr != nil || !f.Complete {
 		t.Fatalf("invalid a.yaml = %+v", f)
 	}
@@ -273,13 +275,13 @@ func TestFIFOAndSocketDoNotHang(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "b.fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("b.fifo", func(s Snapshot) bool { f, ok := fileIn(s, "b.fifo"); return ok && f.NotRegular })
+	h.waitFor("b.fifo", func(s types.Snapshot) bool { f, ok := fileIn(s, "b.fifo"); return ok && f.NotRegular })
 	l, err := net.Listen("unix", filepath.Join(dir, "c.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	h.waitFor("c.sock", func(s Snapshot) bool { f, ok := fileIn(s, "c.sock"); return ok && f.Mode == fs.ModeSocket })
+	h.waitFor("c.sock", func(s types.Snapshot) bool { f, ok := fileIn(s, "c.sock"); return ok && f.Mode == fs.ModeSocket })
 	moveIn(t, dir, "d.yaml", podYAML("d", "img"))
 	h.waitFor("d.yaml", hasImage("d.yaml", "img"))
 }
@@ -321,7 +323,7 @@ func TestSingleFilePath(t *testing.T) {
 	moveIn(t, dir, "sibling.yaml", podYAML("sibling", "img"))
 	// Written in place: seen through the new inode's watch.
 	writeFile(t, p, podYAML("pod", "img:3"))
-	snap = h.waitFor("img:3 complete", func(s Snapshot) bool {
+	snap = h.waitFor("img:3 complete", func(s types.Snapshot) bool {
 		f, _ := fileIn(s, "pod.yaml")
 		return image(f) == "img:3" && f.Complete
 	})
@@ -332,7 +334,7 @@ func TestSingleFilePath(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	snap = h.waitFor("path missing", func(s Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
+	snap = h.waitFor("path missing", func(s types.Snapshot) bool { return errors.Is(s.PathErr, fs.ErrNotExist) })
 	if !snap.Single || snap.Watch.Up {
 		t.Fatalf("after remove: %s", describe(snap))
 	}
@@ -358,7 +360,7 @@ func TestBurstIsCoalesced(t *testing.T) {
 		}
 	}
 	count := 0
-	snap := h.waitFor("all files", func(s Snapshot) bool { count++; return len(s.Files) == n })
+	snap := h.waitFor("all files", func(s types.Snapshot) bool { count++; return len(s.Files) == n })
 	if count > 10 {
 		t.Errorf("%d snapshots for a burst of %d files; want a handful", count, n)
 	}

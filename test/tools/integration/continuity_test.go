@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/pkg/store"
@@ -26,13 +27,13 @@ func TestAPIServerDown30sLosesNoCount(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
-	o := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonWatchDegraded, "inotify watch lost")
+	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonWatchDegraded, "inotify watch lost")
 	a.record(t, o, 2)
-	eventually(t, "count 2", nodeCount(c, diff.ReasonWatchDegraded, 2))
+	eventually(t, "count 2", nodeCount(c, types.ReasonWatchDegraded, 2))
 
 	s.StopAPIServer()
 	down := time.Now()
-	other := occ(events.NodeRef(node), v1.EventTypeNormal, diff.ReasonPathMissing, "new during the outage")
+	other := occ(events.NodeRef(node), v1.EventTypeNormal, types.ReasonPathMissing, "new during the outage")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	n := 0
@@ -49,8 +50,8 @@ func TestAPIServerDown30sLosesNoCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("API server down for %v, %d occurrences of each Event meanwhile", time.Since(down).Round(time.Second), n)
-	eventually(t, "every count after the restart", nodeCount(c, diff.ReasonWatchDegraded, int32(2+n)))
-	eventually(t, "the Event created during the outage", nodeCount(c, diff.ReasonPathMissing, int32(n)))
+	eventually(t, "every count after the restart", nodeCount(c, types.ReasonWatchDegraded, int32(2+n)))
+	eventually(t, "the Event created during the outage", nodeCount(c, types.ReasonPathMissing, int32(n)))
 	if st := a.apiStats(); st.Dropped != (events.Drops{}) {
 		t.Errorf("drops: %+v", st.Dropped)
 	}
@@ -105,9 +106,9 @@ func TestAgentRestartContinuesFromLocalStore(t *testing.T) {
 	dir := t.TempDir()
 	createMirrorPod(t, c, podNS, podName, "hash1")
 	pod := events.PodRef(podNS, podName)
-	podOcc := occ(pod, v1.EventTypeWarning, diff.ReasonIgnored, "unknown field spec.foo")
+	podOcc := occ(pod, v1.EventTypeWarning, types.ReasonIgnored, "unknown field spec.foo")
 	podOcc.File = "kube-apiserver.yaml"
-	nodeOcc := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonInvalid, "etcd.yaml: line 3: mapping values are not allowed")
+	nodeOcc := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonInvalid, "etcd.yaml: line 3: mapping values are not allowed")
 	nodeOcc.File = "etcd.yaml"
 	const nPod, nNode = 7, 5
 
@@ -115,8 +116,8 @@ func TestAgentRestartContinuesFromLocalStore(t *testing.T) {
 	a := startAgentWithStore(t, s.Config(apiserver.PodwatchToken), st1, nil)
 	a.record(t, podOcc, nPod)
 	a.record(t, nodeOcc, nNode)
-	eventually(t, "first run: node Event delivered", nodeCount(c, diff.ReasonInvalid, nNode))
-	eventually(t, "first run: pod Event delivered", podCount(c, diff.ReasonIgnored, nPod))
+	eventually(t, "first run: node Event delivered", nodeCount(c, types.ReasonInvalid, nNode))
+	eventually(t, "first run: pod Event delivered", podCount(c, types.ReasonIgnored, nPod))
 	a.stop()
 	if err := st1.Close(); err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func TestAgentRestartContinuesFromLocalStore(t *testing.T) {
 	// kube.Restore for what the store lacks.
 	st2 := openStore(t, dir)
 	local := st2.Events()
-	if got := storeCounts(t, local); got[diff.ReasonIgnored] != nPod || got[diff.ReasonInvalid] != nNode || len(got) != 2 {
+	if got := storeCounts(t, local); got[types.ReasonIgnored] != nPod || got[types.ReasonInvalid] != nNode || len(got) != 2 {
 		t.Fatalf("store after the first run: %v", got)
 	}
 	cfg := s.Config(apiserver.PodwatchToken)
@@ -147,14 +148,14 @@ func TestAgentRestartContinuesFromLocalStore(t *testing.T) {
 	b.record(t, podOcc, 1)
 	b.record(t, nodeOcc, 1)
 	// nodeCount and podCount fail on a second Event for the same reason.
-	eventually(t, "node count continues at N+1 on the same Event", nodeCount(c, diff.ReasonInvalid, nNode+1))
-	eventually(t, "pod count continues at N+1 on the same Event", podCount(c, diff.ReasonIgnored, nPod+1))
+	eventually(t, "node count continues at N+1 on the same Event", nodeCount(c, types.ReasonInvalid, nNode+1))
+	eventually(t, "pod count continues at N+1 on the same Event", podCount(c, types.ReasonIgnored, nPod+1))
 	b.stop()
 	if st := b.apiStats(); st.Written != 2 || st.Dropped != (events.Drops{}) {
 		t.Errorf("second run api sink: %+v; want 2 writes (patches), no drops", st)
 	}
 	after := st2.Events()
-	if got := storeCounts(t, after); got[diff.ReasonIgnored] != nPod+1 || got[diff.ReasonInvalid] != nNode+1 || len(got) != 2 {
+	if got := storeCounts(t, after); got[types.ReasonIgnored] != nPod+1 || got[types.ReasonInvalid] != nNode+1 || len(got) != 2 {
 		t.Errorf("store after the restart: %v", got)
 	}
 	names := map[string]bool{}

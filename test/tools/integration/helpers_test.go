@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
@@ -26,7 +28,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
@@ -194,10 +195,10 @@ func addedUnder(t *testing.T, a *agent, c corev1client.CoreV1Interface, hash str
 	t.Helper()
 	createMirrorPod(t, c, podNS, podName, hash)
 	a.record(t, events.Occurrence{Object: events.PodRef(podNS, podName), Type: v1.EventTypeNormal,
-		Reason: diff.ReasonAdded, Message: "kube-apiserver.yaml: static pod added"}, 1)
+		Reason: types.ReasonAdded, Message: "kube-apiserver.yaml: static pod added"}, 1)
 	eventually(t, "ADD under "+hash, func(ctx context.Context) (bool, error) {
 		evs, err := describePodEvents(ctx, c, podNS, podName, hash)
-		return len(byReason(evs, diff.ReasonAdded)) == 1, err
+		return len(byReason(evs, types.ReasonAdded)) == 1, err
 	})
 }
 

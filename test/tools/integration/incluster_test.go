@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // The DaemonSet's way in: no --kubeconfig, $KUBERNETES_SERVICE_HOST set, and
@@ -94,7 +94,7 @@ exec "$BIN" --path "$M" --node-name "$NODE" --state-dir "$STATE" -o json --log-f
 		default:
 		}
 		evs, err := describeNodeEvents(ctx, c, node)
-		m := byReason(evs, diff.ReasonInvalid)
+		m := byReason(evs, types.ReasonInvalid)
 		return len(m) == 1 && bytes.Contains([]byte(m[0].Message), []byte("etcd.yaml")), err
 	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
 )
@@ -23,20 +24,20 @@ func TestKubectlShowsCompressedEvents(t *testing.T) {
 	pod := events.PodRef(podNS, podName)
 	createMirrorPod(t, c, podNS, podName, "hash1")
 
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonAdded, "kube-apiserver.yaml: static pod kube-system/kube-apiserver-node-1 added"), 1)
-	a.record(t, occ(pod, v1.EventTypeWarning, diff.ReasonDuplicate, "pod kube-system/kube-apiserver-node-1 is defined by kube-apiserver.yaml, kube-apiserver.yaml.bak"), 7)
-	bad := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonInvalid, "etcd.yaml: line 12: spec.containers[0].image: Required value")
+	a.record(t, occ(pod, v1.EventTypeNormal, types.ReasonAdded, "kube-apiserver.yaml: static pod kube-system/kube-apiserver-node-1 added"), 1)
+	a.record(t, occ(pod, v1.EventTypeWarning, types.ReasonDuplicate, "pod kube-system/kube-apiserver-node-1 is defined by kube-apiserver.yaml, kube-apiserver.yaml.bak"), 7)
+	bad := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonInvalid, "etcd.yaml: line 12: spec.containers[0].image: Required value")
 	bad.File = "etcd.yaml"
 	a.record(t, bad, 200)
 	eventually(t, "pod Events and the node's count 200 in the API", func(ctx context.Context) (bool, error) {
 		evs, err := describePodEvents(ctx, c, podNS, podName, "hash1")
-		if err != nil || len(byReason(evs, diff.ReasonAdded)) != 1 {
+		if err != nil || len(byReason(evs, types.ReasonAdded)) != 1 {
 			return false, err
 		}
-		if d := byReason(evs, diff.ReasonDuplicate); len(d) != 1 || d[0].Count != 7 {
+		if d := byReason(evs, types.ReasonDuplicate); len(d) != 1 || d[0].Count != 7 {
 			return false, nil
 		}
-		return nodeCount(c, diff.ReasonInvalid, 200)(ctx)
+		return nodeCount(c, types.ReasonInvalid, 200)(ctx)
 	})
 
 	ctx := context.Background()

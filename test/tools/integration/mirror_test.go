@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
 )
@@ -45,7 +46,7 @@ func TestUpdateWrittenBeforeTheMirrorPodIsRecreated(t *testing.T) {
 		<-gets
 	}
 
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonUpdated, "spec.containers[c].image: a -> b"), 1)
+	a.record(t, occ(pod, v1.EventTypeNormal, types.ReasonUpdated, "spec.containers[c].image: a -> b"), 1)
 	// The sink read the mirror pod and found the old hash; only now does
 	// the kubelet replace it.
 	select {
@@ -60,13 +61,13 @@ func TestUpdateWrittenBeforeTheMirrorPodIsRecreated(t *testing.T) {
 	createMirrorPod(t, c, podNS, podName, "hash2")
 	eventually(t, "UPDATE under hash2", func(ctx context.Context) (bool, error) {
 		evs, err := describePodEvents(ctx, c, podNS, podName, "hash2")
-		return len(byReason(evs, diff.ReasonUpdated)) == 1, err
+		return len(byReason(evs, types.ReasonUpdated)) == 1, err
 	})
 	evs, err := describePodEvents(ctx, c, podNS, podName, "hash1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(byReason(evs, diff.ReasonUpdated)); n != 0 {
+	if n := len(byReason(evs, types.ReasonUpdated)); n != 0 {
 		t.Errorf("%d UPDATEs under the old mirror pod's hash", n)
 	}
 	out, err := s.Kubectl(ctx, apiserver.AdminToken, "describe", "pod", "-n", podNS, podName)

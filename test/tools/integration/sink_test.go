@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
@@ -38,26 +39,26 @@ func TestPodAndNodeEventsAsKubectlDescribeFindsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	createMirrorPod(t, c, podNS, podName, "hash2")
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonUpdated, "updated"), 1)
+	a.record(t, occ(pod, v1.EventTypeNormal, types.ReasonUpdated, "updated"), 1)
 	eventually(t, "UPDATE under hash2", func(ctx context.Context) (bool, error) {
 		evs, err := describePodEvents(ctx, c, podNS, podName, "hash2")
-		return len(byReason(evs, diff.ReasonUpdated)) == 1, err
+		return len(byReason(evs, types.ReasonUpdated)) == 1, err
 	})
 
 	// The kubelet deletes the mirror pod of a removed static pod.
 	if err := c.Pods(podNS).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
 		t.Fatal(err)
 	}
-	a.record(t, occ(pod, v1.EventTypeNormal, diff.ReasonRemoved, "removed"), 1)
+	a.record(t, occ(pod, v1.EventTypeNormal, types.ReasonRemoved, "removed"), 1)
 	eventually(t, "REMOVE under the last hash", func(ctx context.Context) (bool, error) {
 		evs, err := describePodEvents(ctx, c, podNS, podName, "hash2")
-		return len(byReason(evs, diff.ReasonRemoved)) == 1, err
+		return len(byReason(evs, types.ReasonRemoved)) == 1, err
 	})
 
-	a.record(t, occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonPathMissing, "/etc/kubernetes/manifests is missing"), 3)
+	a.record(t, occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonPathMissing, "/etc/kubernetes/manifests is missing"), 3)
 	eventually(t, "node Event with count 3", func(ctx context.Context) (bool, error) {
 		evs, err := describeNodeEvents(ctx, c, node)
-		m := byReason(evs, diff.ReasonPathMissing)
+		m := byReason(evs, types.ReasonPathMissing)
 		return len(m) == 1 && m[0].Count == 3, err
 	})
 	evs, err := describeNodeEvents(ctx, c, node)
@@ -77,13 +78,13 @@ func TestInvalidManifestOneEventWithFullCount(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
-	o := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonInvalid, "bad.yaml: line 3: mapping values are not allowed")
+	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonInvalid, "bad.yaml: line 3: mapping values are not allowed")
 	o.File = "bad.yaml"
 	const n = 200
 	a.record(t, o, n)
 	eventually(t, fmt.Sprintf("one InvalidManifest Event with count %d", n), func(ctx context.Context) (bool, error) {
 		evs, err := describeNodeEvents(ctx, c, node)
-		m := byReason(evs, diff.ReasonInvalid)
+		m := byReason(evs, types.ReasonInvalid)
 		if len(m) > 1 {
 			return false, fmt.Errorf("%d Events for one happening", len(m))
 		}
@@ -100,13 +101,13 @@ func TestAPIServerOutageLosesNoCount(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
-	o := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonWatchDegraded, "inotify watch lost")
+	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonWatchDegraded, "inotify watch lost")
 	a.record(t, o, 2)
-	eventually(t, "count 2", nodeCount(c, diff.ReasonWatchDegraded, 2))
+	eventually(t, "count 2", nodeCount(c, types.ReasonWatchDegraded, 2))
 
 	s.StopAPIServer()
 	a.record(t, o, 5)
-	other := occ(events.NodeRef(node), v1.EventTypeNormal, diff.ReasonPathMissing, "new during the outage")
+	other := occ(events.NodeRef(node), v1.EventTypeNormal, types.ReasonPathMissing, "new during the outage")
 	a.record(t, other, 4)
 	// Wait until the sink has seen the outage (failed writes), not a fixed time.
 	eventually(t, "failed writes during the outage", func(context.Context) (bool, error) {
@@ -116,8 +117,8 @@ func TestAPIServerOutageLosesNoCount(t *testing.T) {
 	if err := s.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "count 10 after the restart", nodeCount(c, diff.ReasonWatchDegraded, 10))
-	eventually(t, "the Event created during the outage", nodeCount(c, diff.ReasonPathMissing, 4))
+	eventually(t, "count 10 after the restart", nodeCount(c, types.ReasonWatchDegraded, 10))
+	eventually(t, "the Event created during the outage", nodeCount(c, types.ReasonPathMissing, 4))
 	if st := a.apiStats(); st.Dropped != (events.Drops{}) {
 		t.Errorf("drops: %+v", st.Dropped)
 	}
@@ -143,9 +144,9 @@ func TestDeletedEventRecreatedWithFullCount(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
-	o := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonDuplicate, "two files define kube-system/x")
+	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonDuplicate, "two files define kube-system/x")
 	a.record(t, o, 3)
-	eventually(t, "count 3", nodeCount(c, diff.ReasonDuplicate, 3))
+	eventually(t, "count 3", nodeCount(c, types.ReasonDuplicate, 3))
 	evs, err := describeNodeEvents(context.Background(), c, node)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestDeletedEventRecreatedWithFullCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.record(t, o, 1)
-	eventually(t, "re-created with count 4", nodeCount(c, diff.ReasonDuplicate, 4))
+	eventually(t, "re-created with count 4", nodeCount(c, types.ReasonDuplicate, 4))
 	evs, _ = describeNodeEvents(context.Background(), c, node)
 	if evs[0].Name != name {
 		t.Errorf("re-created as %s, want the same name %s", evs[0].Name, name)
@@ -168,7 +169,7 @@ func TestForbiddenRetriedUntilGranted(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.NobodyToken), nil)
-	o := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonUnreadable, "permission denied")
+	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonUnreadable, "permission denied")
 	a.record(t, o, 5)
 	eventually(t, "repeated forbidden writes", func(context.Context) (bool, error) {
 		return a.apiStats().Failed >= 3, nil
@@ -180,7 +181,7 @@ func TestForbiddenRetriedUntilGranted(t *testing.T) {
 		t.Errorf("while forbidden: %+v; want nothing dropped, 1 pending", st)
 	}
 	bindUser(t, s, "nobody")
-	eventually(t, "count 5 once granted", nodeCount(c, diff.ReasonUnreadable, 5))
+	eventually(t, "count 5 once granted", nodeCount(c, types.ReasonUnreadable, 5))
 }
 
 // A static pod in a namespace that does not exist: its Event goes to the Node.
@@ -188,10 +189,10 @@ func TestMissingNamespaceRetargetedAtNode(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
 	a := startAgent(t, s.Config(apiserver.PodwatchToken), nil)
-	a.record(t, occ(events.PodRef("gone", "x-"+node), v1.EventTypeNormal, diff.ReasonAdded, "added"), 2)
+	a.record(t, occ(events.PodRef("gone", "x-"+node), v1.EventTypeNormal, types.ReasonAdded, "added"), 2)
 	eventually(t, "the pod's Event on the Node", func(ctx context.Context) (bool, error) {
 		evs, err := describeNodeEvents(ctx, c, node)
-		m := byReason(evs, diff.ReasonAdded)
+		m := byReason(evs, types.ReasonAdded)
 		return len(m) == 1 && m[0].Count == 2 && m[0].Annotations[kube.AnnotationRetargeted] == "gone/x-"+node, err
 	})
 }
@@ -205,13 +206,13 @@ func TestWarmStartFromAPIContinuesCounts(t *testing.T) {
 	createMirrorPod(t, c, podNS, podName, "hash1")
 	pod := events.PodRef(podNS, podName)
 	a := startAgent(t, cfg, nil)
-	podOcc := occ(pod, v1.EventTypeWarning, diff.ReasonIgnored, "unknown field spec.foo")
+	podOcc := occ(pod, v1.EventTypeWarning, types.ReasonIgnored, "unknown field spec.foo")
 	podOcc.File = "kube-apiserver.yaml"
-	nodeOcc := occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonWatchDegraded, "watch lost")
+	nodeOcc := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonWatchDegraded, "watch lost")
 	a.record(t, podOcc, 3)
 	a.record(t, nodeOcc, 2)
-	eventually(t, "first run delivered", nodeCount(c, diff.ReasonWatchDegraded, 2))
-	eventually(t, "pod Event delivered", podCount(c, diff.ReasonIgnored, 3))
+	eventually(t, "first run delivered", nodeCount(c, types.ReasonWatchDegraded, 2))
+	eventually(t, "pod Event delivered", podCount(c, types.ReasonIgnored, 3))
 	a.stop()
 
 	restored := kube.Restore(context.Background(), a.client, node, nil, nil, pod)
@@ -221,8 +222,8 @@ func TestWarmStartFromAPIContinuesCounts(t *testing.T) {
 	b := startAgent(t, cfg, restored)
 	b.record(t, podOcc, 1)
 	b.record(t, nodeOcc, 1)
-	eventually(t, "node count continues at 3", nodeCount(c, diff.ReasonWatchDegraded, 3))
-	eventually(t, "pod count continues at 4", podCount(c, diff.ReasonIgnored, 4))
+	eventually(t, "node count continues at 3", nodeCount(c, types.ReasonWatchDegraded, 3))
+	eventually(t, "pod count continues at 4", podCount(c, types.ReasonIgnored, 4))
 }
 
 func podCount(c corev1client.CoreV1Interface, reason string, want int32) func(context.Context) (bool, error) {
@@ -246,10 +247,10 @@ func TestDeployServiceAccountRoleEnoughAndNoMore(t *testing.T) {
 	token := serviceAccountToken(t, c, "podwatch", "podwatch")
 	cfg := s.Config(token)
 	a := startAgent(t, cfg, nil)
-	a.record(t, occ(events.PodRef(podNS, podName), v1.EventTypeNormal, diff.ReasonAdded, "added"), 1)
-	a.record(t, occ(events.NodeRef(node), v1.EventTypeWarning, diff.ReasonPathMissing, "missing"), 2)
-	eventually(t, "pod Event under the mirror hash (pods get allowed)", podCount(c, diff.ReasonAdded, 1))
-	eventually(t, "node Event patched to 2", nodeCount(c, diff.ReasonPathMissing, 2))
+	a.record(t, occ(events.PodRef(podNS, podName), v1.EventTypeNormal, types.ReasonAdded, "added"), 1)
+	a.record(t, occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonPathMissing, "missing"), 2)
+	eventually(t, "pod Event under the mirror hash (pods get allowed)", podCount(c, types.ReasonAdded, 1))
+	eventually(t, "node Event patched to 2", nodeCount(c, types.ReasonPathMissing, 2))
 	if n := len(kube.Restore(ctx, a.client, node, nil, nil, events.PodRef(podNS, podName))); n != 2 {
 		t.Errorf("Restore with the SA found %d Events, want 2 (events list allowed)", n)
 	}

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
@@ -43,11 +44,11 @@ func rateStreams() []rateStream {
 		"kube-apiserver.yaml: spec.containers[kube-apiserver].image: registry.k8s.io/kube-apiserver:v1.37.1 -> registry.k8s.io/kube-apiserver:v1.37.2; the kubelet gives the pod a new UID and restarts it",
 		"kube-apiserver.yaml: spec.containers[kube-apiserver].image: registry.k8s.io/kube-apiserver:v1.37.2 -> registry.k8s.io/kube-apiserver:v1.37.1; the kubelet gives the pod a new UID and restarts it",
 	}
-	invalid := events.Occurrence{Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: diff.ReasonInvalid,
+	invalid := events.Occurrence{Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonInvalid,
 		Message: "etcd.yaml: line 14: spec.containers[0].image: Required value", File: "etcd.yaml"}
 	return []rateStream{
 		{name: "flapping manifest, 1/s for 10 min", n: 600, every: time.Second, occ: func(i int) events.Occurrence {
-			return events.Occurrence{Object: pod, Type: v1.EventTypeNormal, Reason: diff.ReasonUpdated, Message: flap[i%2]}
+			return events.Occurrence{Object: pod, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Message: flap[i%2]}
 		}},
 		{name: "invalid manifest, 1/20s for 10 min", n: 30, every: 20 * time.Second, occ: func(int) events.Occurrence { return invalid }},
 		{name: "burst: 1,000 at one instant", n: 1000, occ: func(int) events.Occurrence { return invalid }},

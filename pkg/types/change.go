@@ -1,4 +1,4 @@
-package diff
+package types
 
 // Op is what the kubelet does with a static pod.
 type Op string
@@ -8,12 +8,6 @@ const (
 	OpAdd    Op = "ADD"
 	OpUpdate Op = "UPDATE"
 	OpRemove Op = "REMOVE"
-)
-
-// Event types, as in core/v1.
-const (
-	TypeNormal  = "Normal"
-	TypeWarning = "Warning"
 )
 
 // Reasons, part of podwatch's output contract.
@@ -44,8 +38,8 @@ type Object struct {
 
 // Change is one thing the kubelet will do, or one problem it will act on.
 type Change struct {
-	Op      Op // empty for a problem
-	Type    string
+	Op      Op     // empty for a problem
+	Type    string // v1.EventTypeNormal or v1.EventTypeWarning
 	Reason  string
 	Message string
 	Object  Object

@@ -1,16 +1,14 @@
-package file
+package types
 
 import (
 	"io/fs"
 	"time"
-
-	"github.com/podwatch/podwatch/pkg/manifest"
 )
 
 // Snapshot is a full picture of --path. It is never modified after it is
 // sent; its Files and their Pods are shared with later Snapshots and must be
 // treated as read-only. Files are pointers so that a snapshot after one
-// change copies 8 bytes per file, not the whole File.
+// change copies a pointer per file, not the whole File.
 type Snapshot struct {
 	Time time.Time
 	// Relist is true after a full list: at start, every FileCheckFrequency,
@@ -47,9 +45,9 @@ type File struct {
 	Name string // base name
 	Path string // Path joined with Name; Snapshot.Path itself when Single
 	// Pod is the decoded manifest; nil unless valid.
-	Pod *manifest.Pod
+	Pod *Pod
 	// Err is the kubelet's verdict on an invalid file (decode or validation
-	// error, or too large: wraps manifest.ErrTooLarge).
+	// error, or too large: wraps manifest.ErrTooLarge in pkg/manifest).
 	Err error
 	// ReadErr says podwatch could not stat or read the file (EACCES, EIO):
 	// not the kubelet's verdict. Pod and Err are then nil.
