@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/podwatch/podwatch/pkg/types"
+	"github.com/podwatch/podwatch/pkg/manifestfs"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
 )
@@ -62,7 +62,7 @@ func (c *checker) decode(path string, fi fs.FileInfo) (*types.Pod, error) {
 	if fi.Size() >= manifest.MaxSize {
 		return nil, tooLarge()
 	}
-	data, err := file.ReadManifest(path)
+	data, err := manifestfs.ReadManifest(path)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/manifestfs"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
 )
@@ -259,13 +259,13 @@ func TestLintTooLarge(t *testing.T) {
 	equal(t, "findings", findings, []string{"big.yaml:0: error: invalid-manifest: manifest: file is 10 MiB or larger"})
 
 	// A file that grew after the stat is too large when read.
-	if _, err := file.ReadManifest(big); err == nil || !strings.Contains(err.Error(), "10 MiB") {
+	if _, err := manifestfs.ReadManifest(big); err == nil || !strings.Contains(err.Error(), "10 MiB") {
 		t.Errorf("readManifest = %v, want too large", err)
 	}
 	if err := os.Truncate(big, manifest.MaxSize-1); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := file.ReadManifest(big); err != nil || len(data) != manifest.MaxSize-1 {
+	if data, err := manifestfs.ReadManifest(big); err != nil || len(data) != manifest.MaxSize-1 {
 		t.Errorf("readManifest = %d bytes, %v; want %d bytes", len(data), err, manifest.MaxSize-1)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/manifestfs"
 )
 
 // checkPath checks one path as the kubelet's listConfig would read it.
@@ -29,7 +29,7 @@ func (c *checker) checkPath(path string) {
 
 func (c *checker) checkDir(dir string, fi fs.FileInfo) {
 	c.checkPermissions(dir, fi, true)
-	names, err := file.ReadDirNames(dir)
+	names, err := manifestfs.ReadDirNames(dir)
 	if err != nil {
 		c.add(dir, 0, Error, CodeIOError, ioMessage(err))
 		return

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/manifestfs"
+
 	"github.com/podwatch/podwatch/pkg/types"
 
 	"github.com/podwatch/podwatch/pkg/manifest"
@@ -102,11 +104,11 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 		k, next.NotRegular, next.Mode = kindNotRegular, true, id.mode
 		e.id, e.idOK = id, true
 	case id.size >= manifest.MaxSize:
-		k, next.Err = kindTooLarge, errTooLarge()
+		k, next.Err = kindTooLarge, manifestfs.ErrTooLarge()
 		e.id, e.idOK = id, true
 	default:
 		data, rerr := s.readManifest(path)
-		var nr *notRegularError
+		var nr *manifestfs.NotRegularError
 		switch {
 		case rerr == nil:
 			sum := maphash.Bytes(s.seed, data)
@@ -120,7 +122,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 		case errors.Is(rerr, manifest.ErrTooLarge):
 			k, next.Err = kindTooLarge, rerr
 		case errors.As(rerr, &nr):
-			k, next.NotRegular, next.Mode = kindNotRegular, true, nr.mode
+			k, next.NotRegular, next.Mode = kindNotRegular, true, nr.Mode
 		case errors.Is(rerr, fs.ErrNotExist):
 			s.forget(name)
 			return false

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -71,28 +70,6 @@ func (s *Source) relist() {
 type listStats struct {
 	took   time.Duration
 	listed int
-}
-
-// ReadDirNames lists a manifest directory as podwatch does everywhere:
-// opened without blocking if a FIFO took its place, names sorted byte-wise,
-// the order in which the kubelet's relist lets the last of two files
-// defining one pod win.
-func ReadDirNames(dir string) ([]string, error) { return readDirNames(os.OpenFile, dir) }
-
-func (s *Source) readDirNames() ([]string, error) { return readDirNames(s.openFile, s.path) }
-
-func readDirNames(open openFunc, dir string) ([]string, error) {
-	f, err := open(dir, os.O_RDONLY|dirOpenFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
 }
 
 // setSingle drops the cache when the path changes between a directory and a

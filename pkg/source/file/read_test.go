@@ -10,34 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/manifest"
+	"github.com/podwatch/podwatch/pkg/manifestfs"
 )
-
-// endless yields zeros forever and counts them.
-type endless struct{ n int64 }
-
-func (e *endless) Read(p []byte) (int, error) {
-	clear(p)
-	e.n += int64(len(p))
-	return len(p), nil
-}
-
-func TestReadAtMostStopsAtMaxSize(t *testing.T) {
-	for _, hint := range []int64{0, 100, manifest.MaxSize - 1} {
-		r := &endless{}
-		_, err := readAtMost(r, hint)
-		if !errors.Is(err, manifest.ErrTooLarge) {
-			t.Fatalf("hint %d: err = %v, want ErrTooLarge", hint, err)
-		}
-		var merr *manifest.Error
-		if !errors.As(err, &merr) {
-			t.Errorf("hint %d: %T is not a *manifest.Error", hint, err)
-		}
-		if r.n > manifest.MaxSize {
-			t.Errorf("hint %d: read %d bytes, more than MaxSize %d", hint, r.n, manifest.MaxSize)
-		}
-	}
-}
 
 // The FIFO is the file that replaced a manifest between the stat and the
 // open: reading it must fail at once, not wait for a writer.
@@ -55,9 +29,9 @@ func TestReadManifestDoesNotBlockOnFIFO(t *testing.T) {
 	}()
 	select {
 	case r := <-done:
-		var nr *notRegularError
+		var nr *manifestfs.NotRegularError
 		if !errors.As(r.err, &nr) {
-			t.Fatalf("readManifest(FIFO) = %v, want notRegularError", r.err)
+			t.Fatalf("readManifest(FIFO) = %v, want NotRegularError", r.err)
 		}
 	case <-time.After(waitLimit):
 		// Open a writer so the blocked open returns and nothing leaks.

@@ -6,14 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openFlags keep a FIFO that replaced a regular file between stat and open
-// from blocking the open; fstat then rejects it.
-const openFlags = unix.O_NONBLOCK | unix.O_NOCTTY
-
-// dirOpenFlags make the open of the listed directory fail, rather than block,
-// if a FIFO took its place after the stat.
-const dirOpenFlags = unix.O_DIRECTORY | unix.O_NONBLOCK
-
 // statPath stats path following symlinks, as the kubelet's os.Stat does,
 // into a value that is cheap to compare and allocates nothing but the path.
 func statPath(path string) (ident, error) {

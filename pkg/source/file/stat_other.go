@@ -4,12 +4,6 @@ package file
 
 import "os"
 
-// openFlags: best effort off Linux, where the FIFO race is not guarded.
-const (
-	openFlags    = 0
-	dirOpenFlags = 0
-)
-
 // statPath stats path following symlinks. Off Linux the identity lacks
 // device, inode and ctime: an in-place rewrite keeping size and mtime goes
 // unnoticed until the watch reports it.
