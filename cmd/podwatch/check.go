@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/lint"
 )
 
@@ -41,7 +42,7 @@ Flags:
 
 // runCheck is "podwatch check". It returns the process exit code.
 func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
-	opts := lint.Options{NodeName: defaultNodeName()}
+	opts := lint.Options{NodeName: agent.DefaultNodeName()}
 	output := "text"
 	var skip []string
 	fs := pflag.NewFlagSet("podwatch check", pflag.ContinueOnError)

@@ -1,5 +1,6 @@
 // Command podwatch watches the kubelet's static pod manifest folder and
 // records, as Kubernetes Events, what the kubelet will do with it and why.
 //
-// main only builds options and calls run; everything it wires is in pkg/.
+// main holds flags, wiring and signals: the agent itself is pkg/agent, and
+// the subcommands' work is in pkg/lint and pkg/store.
 package main

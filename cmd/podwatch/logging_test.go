@@ -13,9 +13,9 @@ import (
 // logger, in its format.
 func TestKlogRoutedThroughSlog(t *testing.T) {
 	var buf bytes.Buffer
-	o := defaultOptions()
-	o.LogFormat = "json"
-	log := o.logger(&buf)
+	f := defaultFlags()
+	f.LogFormat = "json"
+	log := f.logger(&buf)
 	log.Info("from podwatch")
 	klog.InfoS("from client-go", "k", "v")
 	klog.Flush()

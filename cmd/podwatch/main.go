@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,14 +55,14 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 			return runEvents(args[1:], stdout, stderr, time.Now())
 		}
 	}
-	opts := defaultOptions()
+	f := defaultFlags()
 	fs := pflag.NewFlagSet("podwatch", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	opts.AddFlags(fs)
+	f.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -71,18 +73,19 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
 		return 2
 	}
-	if err := opts.applyKubeletConfig(fs.Changed); err != nil {
+	if err := f.Agent.ApplyKubeletConfig(fs.Changed); err != nil {
 		fmt.Fprintln(stderr, "podwatch:", err)
 		return 2
 	}
-	if err := opts.Validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		fmt.Fprintln(stderr, "podwatch:", err)
 		return 2
 	}
-	log := opts.logger(stderr)
+	log := f.logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, opts, clock.RealClock{}, stdout, log); err != nil {
+	a := agent.New(f.Agent, agent.Env{Clock: clock.RealClock{}, Stdout: stdout, Log: log, Version: version})
+	if err := a.Run(ctx); err != nil {
 		log.Error("podwatch failed", "err", err)
 		return 1
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 )
 
 // lineSignal hands every line the agent prints to a channel.
@@ -38,7 +40,7 @@ func BenchmarkRenameToEvent(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			opts := defaultOptions()
+			opts := agent.DefaultOptions()
 			opts.Source.Path = dir
 			opts.Source.FileCheckFrequency = time.Hour
 			opts.Source.SettleDelay = time.Second
@@ -49,7 +51,7 @@ func BenchmarkRenameToEvent(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
-				done <- run(ctx, opts, clock.RealClock{}, sig, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				done <- agent.New(opts, agent.Env{Clock: clock.RealClock{}, Stdout: sig, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test"}).Run(ctx)
 			}()
 			defer func() {
 				cancel()

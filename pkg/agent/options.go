@@ -1,17 +1,14 @@
-package main
+package agent
 
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
@@ -20,23 +17,21 @@ import (
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
-// Defaults of the agent's own flags.
+// Defaults of the agent's own options.
 const (
 	DefaultStateDir        = "/var/lib/podwatch"
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
-// options are the agent's flags.
-type options struct {
-	Metrics   metrics.Options
-	Source    file.Options
-	Events    events.Options
-	Kube      kube.Options
-	NodeName  string // default $NODE_NAME, then the lowercased hostname
-	Output    string // text (default) or json
-	StateDir  string // default /var/lib/podwatch
-	LogFormat string // text (default) or json
-	Verbosity int    // 0 info, 1+ debug
+// Options configure the agent: its components' options and its own.
+type Options struct {
+	Metrics  metrics.Options
+	Source   file.Options
+	Events   events.Options
+	Kube     kube.Options
+	NodeName string // default $NODE_NAME, then the lowercased hostname
+	Output   string // text (default) or json
+	StateDir string // default /var/lib/podwatch
 	// ShutdownTimeout bounds the flush of pending event writes on SIGTERM.
 	// Default 10s; the systemd unit's TimeoutStopSec sits a little above.
 	ShutdownTimeout time.Duration
@@ -48,23 +43,26 @@ type options struct {
 	// ignores (exiting would crash-loop under systemd and in a DaemonSet).
 	StaticPodsDisabled bool
 
-	// onMetricsListen, for tests, learns the bound metrics address.
-	onMetricsListen func(net.Addr)
+	// OnMetricsListen, when set, is called once with the bound metrics
+	// address (nil when the server is off), before any work starts; tests
+	// bind port 0 and learn the port through it.
+	OnMetricsListen func(net.Addr)
 }
 
-func defaultOptions() options {
-	return options{
+// DefaultOptions are the agent's defaults; NodeName comes from the
+// environment (DefaultNodeName).
+func DefaultOptions() Options {
+	return Options{
 		Metrics:         metrics.DefaultOptions(),
-		Source:          file.Options{},
-		NodeName:        defaultNodeName(),
+		NodeName:        DefaultNodeName(),
 		Output:          events.OutputText,
 		StateDir:        DefaultStateDir,
-		LogFormat:       "text",
 		ShutdownTimeout: DefaultShutdownTimeout,
 	}
 }
 
-func defaultNodeName() string {
+// DefaultNodeName is $NODE_NAME, else the lowercased hostname, else empty.
+func DefaultNodeName() string {
 	if n := os.Getenv("NODE_NAME"); n != "" {
 		return n
 	}
@@ -75,7 +73,8 @@ func defaultNodeName() string {
 	return strings.ToLower(h)
 }
 
-func (o *options) AddFlags(fs *pflag.FlagSet) {
+// AddFlags registers the agent's flags, its components' included.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
 	o.Events.AddFlags(fs)
 	o.Kube.AddFlags(fs)
@@ -83,15 +82,13 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Format of the logs on stderr: text or json.")
-	fs.CountVarP(&o.Verbosity, "verbose", "v", "Log more (debug).")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "On SIGTERM or SIGINT, how long to flush pending event writes before exiting.")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "The kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given.")
 }
 
-// applyKubeletConfig reads --kubelet-config, if given, into the options;
-// changed reports the flags given explicitly, which win.
-func (o *options) applyKubeletConfig(changed func(flag string) bool) error {
+// ApplyKubeletConfig reads KubeletConfig, if set, into the options; changed
+// reports the flags given explicitly, which win.
+func (o *Options) ApplyKubeletConfig(changed func(flag string) bool) error {
 	if o.KubeletConfig == "" {
 		return nil
 	}
@@ -107,7 +104,9 @@ func (o *options) applyKubeletConfig(changed func(flag string) bool) error {
 	return err
 }
 
-func (o *options) Validate() error {
+// Validate checks every option, its components' included, and reports all
+// that are wrong at once.
+func (o *Options) Validate() error {
 	var errs []error
 	src := o.Source
 	src.NodeName = o.NodeName
@@ -134,29 +133,8 @@ func (o *options) Validate() error {
 	if o.Output != events.OutputText && o.Output != events.OutputJSON {
 		errs = append(errs, fmt.Errorf("--output %q: want text or json", o.Output))
 	}
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
 	if o.StateDir == "" {
 		errs = append(errs, errors.New("--state-dir is empty"))
 	}
 	return errors.Join(errs...)
-}
-
-// logger builds the agent's logger and routes klog (client-go's logs)
-// through it: one stream, one format.
-func (o *options) logger(w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	if o.Verbosity > 0 {
-		level = slog.LevelDebug
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if o.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(w, hopts))
-	} else {
-		log = slog.New(slog.NewTextHandler(w, hopts))
-	}
-	klog.SetSlogLogger(log)
-	return log
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -23,41 +23,43 @@ func writeKubeletConfig(t *testing.T, body string) string {
 
 func TestKubeletConfigSetsPathUnlessFlagGiven(t *testing.T) {
 	cfg := writeKubeletConfig(t, "staticPodPath: manifests\nfileCheckFrequency: 7s\n")
-	o := defaultOptions()
+	o := DefaultOptions()
 	o.KubeletConfig = cfg
-	if err := o.applyKubeletConfig(func(string) bool { return false }); err != nil {
+	if err := o.ApplyKubeletConfig(func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if want := filepath.Join(filepath.Dir(cfg), "manifests"); o.Source.Path != want || o.Source.FileCheckFrequency != 7*time.Second {
 		t.Fatalf("path %q freq %v, want %q 7s", o.Source.Path, o.Source.FileCheckFrequency, want)
 	}
-	o = defaultOptions()
+	o = DefaultOptions()
 	o.KubeletConfig = cfg
 	o.Source.Path = "/explicit"
-	if err := o.applyKubeletConfig(func(f string) bool { return f == "path" }); err != nil {
+	if err := o.ApplyKubeletConfig(func(f string) bool { return f == "path" }); err != nil {
 		t.Fatal(err)
 	}
 	if o.Source.Path != "/explicit" || o.Source.FileCheckFrequency != 7*time.Second {
 		t.Fatalf("explicit --path lost: %q %v", o.Source.Path, o.Source.FileCheckFrequency)
 	}
 	o.KubeletConfig = filepath.Join(t.TempDir(), "missing.yaml")
-	if err := o.applyKubeletConfig(func(string) bool { return false }); err == nil {
+	if err := o.ApplyKubeletConfig(func(string) bool { return false }); err == nil {
 		t.Fatal("a missing kubelet config was accepted")
 	}
 }
 
 func TestStaticPodsDisabledIdles(t *testing.T) {
-	o := defaultOptions()
-	o.NodeName = testNode
+	o := DefaultOptions()
+	o.NodeName = "node-1"
 	o.KubeletConfig = writeKubeletConfig(t, "staticPodPath: \"\"\n")
 	o.Metrics.BindAddress = "0"
-	if err := o.applyKubeletConfig(func(string) bool { return false }); err != nil || !o.StaticPodsDisabled {
+	if err := o.ApplyKubeletConfig(func(string) bool { return false }); err != nil || !o.StaticPodsDisabled {
 		t.Fatalf("err %v disabled %v", err, o.StaticPodsDisabled)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	out := &lockedBuffer{}
-	go func() { done <- run(ctx, o, clock.RealClock{}, out, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() {
+		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(ctx)
+	}()
 	select {
 	case err := <-done:
 		t.Fatalf("run exited while static pods are off: %v", err)
@@ -67,7 +69,7 @@ func TestStaticPodsDisabledIdles(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if len(out.events(t)) != 0 {
-		t.Fatal("events printed with static pods off")
+	if out.String() != "" {
+		t.Fatalf("events printed with static pods off:\n%s", out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // File-system faults of issue 6 at agent level: manifest symlinks, permission
 // denied as an unprivileged uid, inotify instances exhausted for a throwaway
@@ -20,9 +20,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/store"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/agent"
+	"github.com/podwatch/podwatch/pkg/store"
 )
 
 // faultsWait is the deadline of every poll here: generous, for a loaded
@@ -215,7 +217,7 @@ func nobodyDir(t *testing.T) string {
 func buildAgentFor(t *testing.T, root string) string {
 	t.Helper()
 	bin := filepath.Join(root, "podwatch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	if err := os.Chmod(bin, 0o755); err != nil {
@@ -739,7 +741,7 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	heapReport(t, "before start")
 	start := time.Now()
 	state := t.TempDir()
-	a := startAgent(t, dir, func(o *options) { o.StateDir = state })
+	a := startAgent(t, dir, func(o *agent.Options) { o.StateDir = state })
 	evs := func() []v1.Event { return a.out.events(t) }
 	deadline := time.Now().Add(120 * time.Second)
 	for {

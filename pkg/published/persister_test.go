@@ -1,4 +1,4 @@
-package main
+package published
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 )
 
 // startPersister runs a persister on dir; stop cancels it and waits.
-func startPersister(t *testing.T, dir string, log *slog.Logger) (p *persister, stop func()) {
+func startPersister(t *testing.T, dir string, log *slog.Logger) (p *Persister, stop func()) {
 	t.Helper()
-	p = newPersister(dir, log)
+	p = NewPersister(dir, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -36,7 +36,7 @@ func TestPersisterLeavesTheNewestState(t *testing.T) {
 	}
 	stop()
 	var got diff.State
-	if err := store.LoadJSON(dir, stateFile, &got); err != nil {
+	if err := store.LoadJSON(dir, StateFile, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Reported["n"] != "199" {
@@ -55,27 +55,5 @@ func TestPersisterFailureIsLoggedNotFatal(t *testing.T) {
 	stop()
 	if !strings.Contains(logs.String(), "cannot save published state") {
 		t.Fatalf("no warning for a failed save; logs:\n%s", logs.String())
-	}
-}
-
-func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
-	var logs lockedBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()                               // the shutdown timeout has run out
-	awaitSaved(ctx, make(chan error), log) // a write that never ends
-	if !strings.Contains(logs.String(), "published state not saved before --shutdown-timeout") {
-		t.Fatalf("no warning for an unfinished save:\n%s", logs.String())
-	}
-	// A save that finished is not reported, even when the flush used up
-	// the timeout.
-	for range 20 {
-		done := make(chan error, 1)
-		done <- nil
-		var quiet lockedBuffer
-		awaitSaved(ctx, done, slog.New(slog.NewTextHandler(&quiet, nil)))
-		if quiet.String() != "" {
-			t.Fatalf("a finished save logged:\n%s", quiet.String())
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 )
 
 // lockedBuffer is stdout shared between the agent and the test.
@@ -50,7 +52,7 @@ func (b *lockedBuffer) events(t *testing.T) []v1.Event {
 }
 
 // agent is a running run() on a temp dir.
-type agent struct {
+type runningAgent struct {
 	t    *testing.T
 	dir  string
 	out  *lockedBuffer
@@ -60,15 +62,15 @@ type agent struct {
 
 const testNode = "node-1"
 
-func startAgent(t *testing.T, path string, modify ...func(*options)) *agent {
+func startAgent(t *testing.T, path string, modify ...func(*agent.Options)) *runningAgent {
 	t.Helper()
 	return startAgentLogging(t, path, slog.New(slog.NewTextHandler(io.Discard, nil)), modify...)
 }
 
 // startAgentLogging is startAgent with the agent's logs going to log.
-func startAgentLogging(t *testing.T, path string, log *slog.Logger, modify ...func(*options)) *agent {
+func startAgentLogging(t *testing.T, path string, log *slog.Logger, modify ...func(*agent.Options)) *runningAgent {
 	t.Helper()
-	opts := defaultOptions()
+	opts := agent.DefaultOptions()
 	opts.Source.Path = path
 	opts.Source.FileCheckFrequency = 500 * time.Millisecond
 	opts.Source.SettleDelay = 100 * time.Millisecond
@@ -80,13 +82,15 @@ func startAgentLogging(t *testing.T, path string, log *slog.Logger, modify ...fu
 		m(&opts)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &agent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
-	go func() { a.done <- run(ctx, opts, clock.RealClock{}, a.out, log) }()
+	a := &runningAgent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
+	go func() {
+		a.done <- agent.New(opts, agent.Env{Clock: clock.RealClock{}, Stdout: a.out, Log: log, Version: "test"}).Run(ctx)
+	}()
 	t.Cleanup(func() { a.shutdown() })
 	return a
 }
 
-func (a *agent) shutdown() {
+func (a *runningAgent) shutdown() {
 	a.t.Helper()
 	if a.stop == nil {
 		return
@@ -105,7 +109,7 @@ func (a *agent) shutdown() {
 
 // waitEvent polls stdout until an Event with reason and a message containing
 // substr appears (beyond the first skip such events), or fails at the deadline.
-func (a *agent) waitEvent(reason, substr string) v1.Event {
+func (a *runningAgent) waitEvent(reason, substr string) v1.Event {
 	a.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -121,7 +125,7 @@ func (a *agent) waitEvent(reason, substr string) v1.Event {
 	}
 }
 
-func (a *agent) count(reason string) int {
+func (a *runningAgent) count(reason string) int {
 	n := 0
 	for _, ev := range a.out.events(a.t) {
 		if ev.Reason == reason {
@@ -131,7 +135,7 @@ func (a *agent) count(reason string) int {
 	return n
 }
 
-func (a *agent) dump() string {
+func (a *runningAgent) dump() string {
 	var sb strings.Builder
 	for _, ev := range a.out.events(a.t) {
 		fmt.Fprintf(&sb, "  %s %s x%d: %s\n", ev.Type, ev.Reason, ev.Count, ev.Message)

@@ -1,6 +1,7 @@
-package main
+package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +39,7 @@ func metricsPod(name string) string {
 // diff, the event recorder and the metrics server on a free port. Each
 // snapshot is observed as the loop would, then /metrics and /readyz must
 // show it.
-func TestStartMetricsFollowsTheAgent(t *testing.T) {
+func TestListenMetricsFollowsTheAgent(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"a.yaml", "b.yaml"} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(metricsPod(strings.TrimSuffix(n, ".yaml"))), 0o600); err != nil {
@@ -64,10 +66,16 @@ func TestStartMetricsFollowsTheAgent(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, stop, err := startMetrics(ctx, metrics.Options{BindAddress: "127.0.0.1:0"}, m, log)
+	srv, addr, err := listenMetrics(metrics.Options{BindAddress: "127.0.0.1:0"}, m, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx) }()
+	stop := func() error {
+		cancel()
+		return <-served
 	}
 	client := &http.Client{Timeout: metricsWait}
 	snaps := make(chan types.Snapshot)
@@ -154,11 +162,11 @@ func TestStartMetricsFollowsTheAgent(t *testing.T) {
 	})
 }
 
-func TestStartMetricsDisabledAndBusy(t *testing.T) {
+func TestListenMetricsDisabledAndBusy(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	addr, stop, err := startMetrics(context.Background(), metrics.Options{BindAddress: metrics.Disabled}, metrics.New("test"), log)
-	if err != nil || addr != nil || stop() != nil {
-		t.Errorf("disabled: addr %v err %v, want nothing bound", addr, err)
+	srv, addr, err := listenMetrics(metrics.Options{BindAddress: metrics.Disabled}, metrics.New("test"), log)
+	if err != nil || addr != nil || srv != nil {
+		t.Errorf("disabled: server %v addr %v err %v, want nothing bound", srv, addr, err)
 	}
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -166,7 +174,7 @@ func TestStartMetricsDisabledAndBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	_, _, err = startMetrics(context.Background(), metrics.Options{BindAddress: busy.Addr().String()}, metrics.New("test"), log)
+	_, _, err = listenMetrics(metrics.Options{BindAddress: busy.Addr().String()}, metrics.New("test"), log)
 	if !errors.Is(err, metrics.ErrListen) {
 		t.Errorf("busy port: err %v, want metrics.ErrListen", err)
 	}
@@ -224,4 +232,22 @@ next:
 		}
 	}
 	return -1
+}
+
+// lockedBuffer collects output written from the agent's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -160,7 +162,7 @@ func writeChunks(t *testing.T, path string, data []byte, n int, pause time.Durat
 	}
 }
 
-func runEditorStep(t *testing.T, a **agent, dir string, st editorStep) {
+func runEditorStep(t *testing.T, a **runningAgent, dir string, st editorStep) {
 	t.Helper()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var err error
@@ -201,7 +203,7 @@ const markerName = "zz-marker.yaml"
 // quiesce drops the invalid marker and waits for its settled InvalidManifest,
 // then returns the distinct Events seen (latest occurrence per name), the
 // marker's excluded.
-func (a *agent) quiesce() []v1.Event {
+func (a *runningAgent) quiesce() []v1.Event {
 	a.t.Helper()
 	// Two markers, one after the other: the first settles after every
 	// scripted step, but the step that reports it may write other events
@@ -285,7 +287,7 @@ func TestEditorsScripted(t *testing.T) {
 			for _, f := range s.setup {
 				writeByRename(t, dir, f[0], string(editorContent(t, f[1])))
 			}
-			var a *agent
+			var a *runningAgent
 			for _, st := range s.steps {
 				runEditorStep(t, &a, dir, st)
 			}
@@ -315,4 +317,4 @@ func TestEditorRealSedInPlace(t *testing.T) {
 
 // editorSettle leaves the scripted writers' pauses (40 ms at most) far
 // inside the settle delay, even on a loaded CI machine.
-func editorSettle(o *options) { o.Source.SettleDelay = 400 * time.Millisecond }
+func editorSettle(o *agent.Options) { o.Source.SettleDelay = 400 * time.Millisecond }

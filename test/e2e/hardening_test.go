@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -19,13 +19,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/published"
+
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 )
 
 // loggedAgent is startAgent with the debug log captured as JSON, the
 // metrics address known and the state dir returned.
 type loggedAgent struct {
-	*agent
+	*runningAgent
 	logs     *lockedBuffer
 	stateDir string
 	metrics  string // http://host:port
@@ -36,10 +40,10 @@ func startLoggedAgent(t *testing.T, path string) *loggedAgent {
 	la := &loggedAgent{logs: &lockedBuffer{}, stateDir: filepath.Join(t.TempDir(), "state")}
 	addrs := make(chan net.Addr, 1)
 	log := slog.New(slog.NewJSONHandler(la.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	la.agent = startAgentLogging(t, path, log, func(o *options) {
+	la.runningAgent = startAgentLogging(t, path, log, func(o *agent.Options) {
 		o.Source.FileCheckFrequency = 200 * time.Millisecond
 		o.StateDir = la.stateDir
-		o.onMetricsListen = func(a net.Addr) { addrs <- a }
+		o.OnMetricsListen = func(a net.Addr) { addrs <- a }
 	})
 	select {
 	case a := <-addrs:
@@ -234,10 +238,10 @@ func stateFilesOf(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(shards) != podShards {
-		t.Fatalf("%d pod shards in the state dir, want %d", len(shards), podShards)
+	if len(shards) != published.PodShards {
+		t.Fatalf("%d pod shards in the state dir, want %d", len(shards), published.PodShards)
 	}
-	return append([]string{filepath.Join(dir, stateFile)}, shards...)
+	return append([]string{filepath.Join(dir, published.StateFile)}, shards...)
 }
 
 // TestSpecialFilesNeverBlock drops a FIFO, a unix socket and (as root) a
@@ -352,7 +356,7 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "podwatch")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	dir, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -10,10 +10,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/agent"
+	"github.com/podwatch/podwatch/pkg/eventlist"
 )
 
 // lastEvent returns the most recent write of the Event with reason, or nil.
-func (a *agent) lastEvent(reason string) *v1.Event {
+func (a *runningAgent) lastEvent(reason string) *v1.Event {
 	var last *v1.Event
 	for _, ev := range a.out.events(a.t) {
 		if ev.Reason == reason {
@@ -24,7 +27,7 @@ func (a *agent) lastEvent(reason string) *v1.Event {
 }
 
 // waitCount polls until the Event with reason has reached at least n.
-func (a *agent) waitCount(reason string, n int32) v1.Event {
+func (a *runningAgent) waitCount(reason string, n int32) v1.Event {
 	a.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -40,7 +43,7 @@ func (a *agent) waitCount(reason string, n int32) v1.Event {
 
 func TestRestartContinuesCountsAndState(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	withState := func(o *options) { o.StateDir = state }
+	withState := func(o *agent.Options) { o.StateDir = state }
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
 	writeByRename(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n")
@@ -85,9 +88,9 @@ func TestRestartContinuesCountsAndState(t *testing.T) {
 	final := *second.lastEvent("InvalidManifest")
 
 	// podwatch events reads what the agent stored.
-	var out, errOut bytes.Buffer
-	if code := runEvents([]string{"--state-dir", state}, &out, &errOut, time.Now()); code != 0 {
-		t.Fatalf("podwatch events exit %d: %s", code, errOut.String())
+	var out bytes.Buffer
+	if _, err := eventlist.Print(&out, eventlist.DefaultOptions(state), time.Now()); err != nil {
+		t.Fatalf("podwatch events: %v", err)
 	}
 	for _, want := range []string{"LAST SEEN", "InvalidManifest", "StaticPodUpdated", "pod/web-node-1", "node/" + testNode} {
 		if !strings.Contains(out.String(), want) {
@@ -95,8 +98,8 @@ func TestRestartContinuesCountsAndState(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if code := runEvents([]string{"--state-dir", state, "-o", "json", "--types", "Warning"}, &out, &errOut, time.Now()); code != 0 {
-		t.Fatalf("podwatch events -o json exit %d: %s", code, errOut.String())
+	if _, err := eventlist.Print(&out, eventlist.Options{StateDir: state, Output: "json", Types: []string{"Warning"}}, time.Now()); err != nil {
+		t.Fatalf("podwatch events -o json: %v", err)
 	}
 	var list v1.EventList
 	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
@@ -123,16 +126,6 @@ func TestUnusableStateDirRunsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	a := startAgent(t, dir, func(o *options) { o.StateDir = filepath.Join(notADir, "state") })
+	a := startAgent(t, dir, func(o *agent.Options) { o.StateDir = filepath.Join(notADir, "state") })
 	a.waitEvent("StaticPodAdded", "web.yaml")
-}
-
-func TestEventsCommandUsage(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := runEvents([]string{"--output", "yaml"}, &out, &errOut, time.Now()); code != 2 {
-		t.Fatalf("bad --output: exit %d", code)
-	}
-	if code := runEvents([]string{"--state-dir", t.TempDir()}, &out, &errOut, time.Now()); code != 0 || !strings.Contains(errOut.String(), "No events found") {
-		t.Fatalf("empty state dir: exit %d stderr %q", code, errOut.String())
-	}
 }

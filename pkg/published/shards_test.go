@@ -1,4 +1,4 @@
-package main
+package published
 
 import (
 	"bytes"
@@ -26,21 +26,10 @@ func podStates(n int, image string) map[string]*diff.PodState {
 	return pods
 }
 
-// openTestStore opens the event store loadState expects beside the state.
-func openTestStore(t *testing.T, dir string) *store.Store {
-	t.Helper()
-	st, err := store.Open(dir, store.Options{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 func inodes(t *testing.T, dir string) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	for i := range podShards {
+	for i := range PodShards {
 		fi, err := os.Stat(filepath.Join(dir, shardName(i)))
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +46,7 @@ func TestShardsRoundTripScrubbed(t *testing.T) {
 	if err := w.write(s); err != nil {
 		t.Fatal(err)
 	}
-	got := loadState(openTestStore(t, dir), dir, slog.New(slog.DiscardHandler))
+	got := Load(dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 300 || got.Reported["x"] != "y" || string(got.Salt) != "salt" {
 		t.Fatalf("loaded %d pods, reported %v, salt %q", len(got.Pods), got.Reported, got.Salt)
 	}
@@ -95,7 +84,7 @@ func TestOneChangeRewritesOneShard(t *testing.T) {
 			t.Errorf("%s rewritten: %v, want %v", name, ino != before[name], want[name])
 		}
 	}
-	got := loadState(openTestStore(t, dir), dir, slog.New(slog.DiscardHandler))
+	got := Load(dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 999 || got.Pods["kube-system/pod-0000"].Hash != "img:2" || got.Pods["kube-system/pod-0001"] != nil {
 		t.Fatalf("loaded %d pods; pod-0000 %+v; pod-0001 %+v", len(got.Pods), got.Pods["kube-system/pod-0000"], got.Pods["kube-system/pod-0001"])
 	}
@@ -132,7 +121,7 @@ func TestFailedShardIsWrittenAgain(t *testing.T) {
 	if err := w.write(next); err != nil {
 		t.Fatal(err)
 	}
-	got := loadState(openTestStore(t, dir), dir, slog.New(slog.DiscardHandler))
+	got := Load(dir, slog.New(slog.DiscardHandler))
 	if p := got.Pods[key]; p == nil || p.Hash != "img:2" {
 		t.Fatalf("after the retry %s loads as %+v, want img:2", key, p)
 	}
@@ -141,10 +130,10 @@ func TestFailedShardIsWrittenAgain(t *testing.T) {
 func TestStateFromBeforeShardsStillLoads(t *testing.T) {
 	dir := t.TempDir()
 	legacy := diff.State{Pods: podStates(3, "img:1"), Salt: []byte("salt")}
-	if err := store.SaveJSON(dir, stateFile, legacy); err != nil {
+	if err := store.SaveJSON(dir, StateFile, legacy); err != nil {
 		t.Fatal(err)
 	}
-	got := loadState(openTestStore(t, dir), dir, slog.New(slog.DiscardHandler))
+	got := Load(dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 3 {
 		t.Fatalf("loaded %d pods from a state.json with pods and no shards, want 3", len(got.Pods))
 	}
@@ -162,7 +151,7 @@ func TestCorruptShardCostsOnlyItsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs lockedBuffer
-	got := loadState(openTestStore(t, dir), dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	lost := 0
 	for k := range pods {
 		if shardOf(k) == bad {

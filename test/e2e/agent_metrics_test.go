@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"io"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/pkg/agent"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -51,7 +53,7 @@ func TestAgentMetricsFollowTheScenario(t *testing.T) {
 	dir := t.TempDir()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	addrs := make(chan net.Addr, 1)
-	a := startAgent(t, dir, func(o *options) { o.onMetricsListen = func(a net.Addr) { addrs <- a } })
+	a := startAgent(t, dir, func(o *agent.Options) { o.OnMetricsListen = func(a net.Addr) { addrs <- a } })
 	var base string
 	select {
 	case addr := <-addrs:

@@ -1,4 +1,4 @@
-package main
+package published
 
 import (
 	"crypto/rand"
@@ -12,35 +12,27 @@ import (
 	"github.com/podwatch/podwatch/pkg/store"
 )
 
-// The published state lives in --state-dir as state.json (what waits to
-// settle, what was reported, the salt) and podShards files pods-NN.json,
-// each holding the published pods whose key hashes to NN, scrubbed. A
-// change rewrites state.json, which stays small, and the shard of each pod
-// that changed: with 10,000 pods a flapping manifest rewrites about 160 KB
-// a second, not 10 MB.
+// The files of the published state; see the package doc.
 const (
-	stateFile = "state.json"
-	podShards = 64
+	StateFile = "state.json"
+	PodShards = 64
 )
 
 func shardOf(key string) int {
 	h := fnv.New32a()
 	h.Write([]byte(key))
-	return int(h.Sum32() % podShards)
+	return int(h.Sum32() % PodShards)
 }
 
 func shardName(i int) string { return fmt.Sprintf("pods-%02d.json", i) }
 
-// loadState reads the last published state, so a restart announces only
-// what changed while podwatch was down. An unreadable part costs what it
-// held: its pods are announced again. A state.json from before the shards
-// still gives its pods.
-func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
+// Load reads the last published state from dir. An unreadable part costs
+// what it held: its pods are announced again. A state.json that holds the
+// pods itself, as one written before the shards did, still gives them. A
+// state without a salt gets a new random one.
+func Load(dir string, log *slog.Logger) diff.State {
 	var state diff.State
-	if st == nil {
-		return state
-	}
-	err := store.LoadJSON(dir, stateFile, &state)
+	err := store.LoadJSON(dir, StateFile, &state)
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 	default:
@@ -49,7 +41,7 @@ func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
 	}
 	pods := map[string]*diff.PodState{}
 	shards := 0
-	for i := range podShards {
+	for i := range PodShards {
 		var part diff.State
 		err := store.LoadJSON(dir, shardName(i), &part)
 		switch {
@@ -81,7 +73,7 @@ func loadState(st *store.Store, dir string, log *slog.Logger) diff.State {
 }
 
 // shardWriter writes states as state.json and the shards that changed
-// since the last successful write. Only the persister's goroutine uses it.
+// since the last successful write. Only the Persister's goroutine uses it.
 type shardWriter struct {
 	dir string
 	// written is what the shards on disk hold, by key; nil until every
@@ -90,7 +82,7 @@ type shardWriter struct {
 }
 
 func (w *shardWriter) write(s diff.State) error {
-	var dirty [podShards]bool
+	var dirty [PodShards]bool
 	if w.written == nil {
 		for i := range dirty {
 			dirty[i] = true
@@ -107,7 +99,7 @@ func (w *shardWriter) write(s diff.State) error {
 			}
 		}
 	}
-	var parts [podShards]map[string]*diff.PodState
+	var parts [PodShards]map[string]*diff.PodState
 	for k, p := range s.Pods {
 		i := shardOf(k)
 		if !dirty[i] {
@@ -123,8 +115,8 @@ func (w *shardWriter) write(s diff.State) error {
 		parts[i][k] = q
 	}
 	var errs []error
-	var ok [podShards]bool
-	for i := range podShards {
+	var ok [PodShards]bool
+	for i := range PodShards {
 		if !dirty[i] {
 			continue
 		}
@@ -136,7 +128,7 @@ func (w *shardWriter) write(s diff.State) error {
 	}
 	rest := s
 	rest.Pods = nil
-	if err := store.SaveJSON(w.dir, stateFile, rest); err != nil {
+	if err := store.SaveJSON(w.dir, StateFile, rest); err != nil {
 		errs = append(errs, err)
 	}
 	w.remember(s, ok, len(errs) == 0)
@@ -145,7 +137,7 @@ func (w *shardWriter) write(s diff.State) error {
 
 // remember records which pods the shards written hold; a shard that failed
 // keeps its old entries, so the next write tries it again.
-func (w *shardWriter) remember(s diff.State, ok [podShards]bool, all bool) {
+func (w *shardWriter) remember(s diff.State, ok [PodShards]bool, all bool) {
 	if w.written == nil {
 		if !all {
 			return // every shard is written again next time

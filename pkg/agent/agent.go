@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Env is what the agent runs in: the clock, where Events are printed, the
+// logger and the version it reports.
+type Env struct {
+	Clock   clock.WithTicker // nil: the real clock
+	Stdout  io.Writer
+	Log     *slog.Logger // nil: discard
+	Version string
+}
+
+// Agent is podwatch's node agent. It starts nothing until Run.
+type Agent struct {
+	opts Options
+	env  Env
+}
+
+// New builds an agent from options that passed Validate.
+func New(opts Options, env Env) *Agent {
+	if env.Clock == nil {
+		env.Clock = clock.RealClock{}
+	}
+	if env.Log == nil {
+		env.Log = slog.New(slog.DiscardHandler)
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	return &Agent{opts: opts, env: env}
+}
+
+// Run watches the manifest folder and records what the kubelet does with it
+// until ctx ends or a component fails; then it flushes pending Event writes
+// and saves the published state within ShutdownTimeout. No goroutine it
+// started outlives it. It returns why the agent stopped, nil on cancel.
+func (a *Agent) Run(ctx context.Context) error {
+	opts, log := a.opts, a.env.Log
+	m := metrics.New(a.env.Version)
+	srv, addr, err := listenMetrics(opts.Metrics, m, log)
+	if err != nil {
+		return err
+	}
+	if opts.OnMetricsListen != nil {
+		opts.OnMetricsListen(addr)
+	}
+	// The metrics server serves until Run returns, shutdown included.
+	serveCtx, stopServing := context.WithCancel(ctx)
+	var serving errgroup.Group
+	if srv != nil {
+		serving.Go(func() error { return srv.Run(serveCtx) })
+	}
+	defer func() {
+		stopServing()
+		if err := serving.Wait(); err != nil {
+			log.Warn("metrics server stopped with an error", "err", err)
+		}
+	}()
+
+	if opts.StaticPodsDisabled {
+		m.SetStaticPodsDisabled(true)
+		log.Warn("the kubelet config turns static pods off (empty staticPodPath): nothing to watch; podwatch stays up idle",
+			"kubeletConfig", opts.KubeletConfig)
+		<-ctx.Done()
+		return nil
+	}
+	p, err := a.build(ctx, m)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName, "stateDir", opts.StateDir,
+		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
+		"publishedPods", len(p.loop.state.Pods), "restoredEvents", p.restored, "metricsAddr", addrString(addr))
+
+	// The persister outlives the loop: it takes the loop's last state
+	// after the loop has ended.
+	saveCtx, stopSaving := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSaving()
+	saved := make(chan struct{})
+	if p.loop.saver != nil {
+		go func() {
+			defer close(saved)
+			_ = p.loop.saver.Run(saveCtx)
+		}()
+	} else {
+		close(saved)
+	}
+
+	runErr := a.pipeline(ctx, p)
+
+	// The loop is done: hand over its last state and let the persister
+	// write it while pending Events are flushed; both within
+	// ShutdownTimeout, so a hung disk cannot hold up the exit.
+	p.loop.persist()
+	stopSaving()
+	flushCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
+	defer stop()
+	if err := p.rec.Flush(flushCtx); err != nil {
+		log.Warn("pending event writes not flushed before --shutdown-timeout", "timeout", opts.ShutdownTimeout, "err", err)
+	}
+	awaitSaved(flushCtx, saved, log)
+	stats := p.rec.Stats()
+	log.Info("podwatch stopped", "recorded", stats.Recorded, "events", stats.Events, "err", runErr)
+	return runErr
+}
+
+// pipeline runs the source, the diff loop and event delivery until ctx ends
+// or one of them stops; whichever stops first stops the others.
+func (a *Agent) pipeline(ctx context.Context, p *parts) error {
+	log := a.env.Log
+	g, gctx := errgroup.WithContext(ctx)
+	ctx, cancel := context.WithCancel(gctx)
+	defer cancel()
+	snaps := make(chan types.Snapshot)
+	g.Go(func() error {
+		defer cancel()
+		err := p.src.Run(ctx, snaps)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("file source: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		defer cancel()
+		return p.loop.run(ctx, snaps)
+	})
+	g.Go(func() error {
+		// Delivery failing is no reason to stop watching: stdout and the
+		// metrics still say what happens.
+		if err := p.rec.Run(ctx); err != nil {
+			log.Error("event delivery failed", "err", err)
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// awaitSaved waits for the persister's last write until ctx ends. A write
+// still going then is abandoned to the exiting process: the next start
+// announces again what changed since the last state that was saved.
+func awaitSaved(ctx context.Context, done <-chan struct{}, log *slog.Logger) {
+	select {
+	case <-done:
+		return // saved, even if the flush used up the timeout
+	default:
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		log.Warn("published state not saved before --shutdown-timeout; the next start announces again what changed since the last save")
+	}
+}
+
+// addrString logs an address as text; empty when the server is off.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/published"
+	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/store"
+)
+
+// parts are the agent's components, built and not yet running.
+type parts struct {
+	src      *file.Source
+	rec      *events.Recorder
+	loop     *loop
+	st       *store.Store // nil: running in memory
+	restored int          // Events restored into the recorder
+}
+
+func (p *parts) close() {
+	if p.st != nil {
+		_ = p.st.Close()
+	}
+}
+
+// build loads the startup state and builds the components around it.
+func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
+	opts, clk, log := a.opts, a.env.Clock, a.env.Log
+	srcOpts := opts.Source
+	srcOpts.NodeName = opts.NodeName
+	src, err := file.New(srcOpts, clk, log)
+	if err != nil {
+		return nil, err
+	}
+	out, err := events.NewStreamSink(a.env.Stdout, opts.Output)
+	if err != nil {
+		return nil, err
+	}
+	p := &parts{src: src, st: openStore(opts.StateDir, clk, log)}
+	sinks := []events.Registration{events.StreamTo("stdout", out)}
+	var restore []v1.Event
+	var state diff.State
+	if p.st != nil {
+		sinks = append(sinks, events.DeliverTo("store", p.st).WithLimits(storeLimits()))
+		restore = p.st.Events()
+		state = published.Load(opts.StateDir, log)
+	}
+	kubeSinks, restore, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore, publishedRefs(state)...)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	sinks = append(sinks, kubeSinks...)
+	evOpts := opts.Events
+	evOpts.Host = opts.NodeName
+	rec, err := events.New(evOpts, clk, log, sinks, restore)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	if err := m.AddEventStats(rec); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.rec, p.restored = rec, len(restore)
+	p.loop = &loop{
+		rec:     rec,
+		metrics: m,
+		clk:     clk,
+		log:     log,
+		state:   state,
+		opts: diff.Options{
+			NodeName:     opts.NodeName,
+			Path:         opts.Source.Path,
+			SettleDelay:  opts.Source.SettleDelay,
+			RelistPeriod: opts.Source.FileCheckFrequency,
+		},
+	}
+	if p.st != nil {
+		p.loop.saver = published.NewPersister(opts.StateDir, log)
+	}
+	return p, nil
+}
+
+// listenMetrics binds the metrics address before the agent starts work, so
+// a port in use fails the start with a clear error rather than a goroutine
+// later. With the server off it returns a nil server and address.
+func listenMetrics(opts metrics.Options, m *metrics.Metrics, log *slog.Logger) (*metrics.Server, net.Addr, error) {
+	srv, err := metrics.NewServer(opts, m, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	addr, err := srv.Listen()
+	if errors.Is(err, metrics.ErrDisabled) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, addr, nil
+}
+
+// storeLimits let the local store take the first list of a large folder
+// (one ADD per manifest, in one burst) at disk speed, in batches of one
+// fdatasync each; the API's limits are for the API.
+func storeLimits() events.Limits {
+	return events.Limits{QPS: 1000, Burst: 1 << 14, PendingMax: 1 << 16, KeyInterval: time.Second}
+}
+
+// openStore opens the local event store; a state dir podwatch cannot use is
+// a Warning, and podwatch runs on in memory.
+func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) *store.Store {
+	st, err := store.Open(dir, store.Options{}, clk, log)
+	switch {
+	case err == nil:
+		return st
+	case errors.Is(err, store.ErrCorrupt):
+		log.Warn("local event store was corrupt and set aside", "err", err)
+		return st
+	default:
+		log.Warn("cannot use --state-dir: running in memory; counts and published pods will not survive a restart",
+			"stateDir", dir, "err", err)
+		return nil
+	}
+}
+
+// publishedRefs names the published static pods, whose Events a warm start
+// looks up in the API when the local store has none.
+func publishedRefs(state diff.State) []v1.ObjectReference {
+	refs := make([]v1.ObjectReference, 0, len(state.Pods))
+	for key := range state.Pods {
+		ns, name, _ := strings.Cut(key, "/")
+		refs = append(refs, events.PodRef(ns, name))
+	}
+	return refs
+}

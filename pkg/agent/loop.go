@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/published"
+	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// persistDelay bounds how often the published state is written: a
+// flapping manifest must not rewrite it on every change.
+const persistDelay = time.Second
+
+// loop holds the diff state between snapshots. One goroutine owns it.
+type loop struct {
+	rec     *events.Recorder
+	metrics *metrics.Metrics // nil-safe
+	clk     clock.WithTicker
+	opts    diff.Options
+	log     *slog.Logger
+	state   diff.State
+	snap    *types.Snapshot
+
+	recheck clock.Timer // something waits to settle
+	dirty   bool
+	saveT   clock.Timer
+	saver   *published.Persister // nil without a store
+}
+
+// run diffs each snapshot against the published state and records the
+// changes, until ctx ends (nil) or the watched path is gone for good.
+func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot) error {
+	defer stopTimer(&l.recheck)
+	defer stopTimer(&l.saveT)
+	listed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case s := <-snaps:
+			l.snap = &s
+			l.metrics.ObserveSnapshot(s)
+			l.step(ctx)
+			if s.Relist {
+				if err := l.checkUnlinked(); err != nil {
+					return err
+				}
+			}
+			if s.Relist && !listed {
+				// Decoding every manifest at start leaves a heap goal far above
+				// what stays live; give that memory back once.
+				listed = true
+				debug.FreeOSMemory()
+			}
+		case <-timerC(l.recheck):
+			l.recheck = nil
+			l.step(ctx)
+		case <-timerC(l.saveT):
+			l.saveT = nil
+			l.persist()
+		}
+	}
+}
+
+// checkUnlinked ends the agent when the watched path was deleted on the
+// host while a hostPath mount keeps it open: such a mount never sees the
+// recreated folder, and only a restart with a fresh mount does.
+func (l *loop) checkUnlinked() error {
+	gone, err := file.Unlinked(l.opts.Path)
+	if err != nil || !gone {
+		return nil
+	}
+	l.log.Error("the watched path was deleted on the host and this mount will never see it again: exiting so the pod restarts with a fresh mount",
+		"path", l.opts.Path)
+	return fmt.Errorf("%s was deleted on the host (link count 0)", l.opts.Path)
+}
+
+func timerC(t clock.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C()
+}
+
+func stopTimer(t *clock.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
+	}
+}
+
+func (l *loop) step(ctx context.Context) {
+	if l.snap == nil {
+		return
+	}
+	now := l.clk.Now()
+	changes, next, recheck := diff.Compute(l.state, *l.snap, now, l.opts)
+	l.state = next
+	l.metrics.ObserveChanges(changes)
+	for _, ch := range changes {
+		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
+			l.log.Error("writing event failed", "reason", ch.Reason, "err", err)
+		}
+		if ch.Op != "" {
+			l.markDirty()
+		}
+	}
+	stopTimer(&l.recheck)
+	if !recheck.IsZero() {
+		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
+	}
+}
+
+func (l *loop) markDirty() {
+	if l.saver == nil {
+		return
+	}
+	l.dirty = true
+	if l.saveT == nil {
+		l.saveT = l.clk.NewTimer(persistDelay)
+	}
+}
+
+// persist hands the published state to the persister if it changed since
+// the last hand-over.
+func (l *loop) persist() {
+	if !l.dirty {
+		return
+	}
+	l.saver.Save(l.state)
+	l.dirty = false
+}
+
+// occurrence maps a change onto the object it is about.
+func occurrence(ch types.Change) events.Occurrence {
+	ref := events.NodeRef(ch.Object.Name)
+	if ch.Object.Kind == types.KindPod {
+		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
+	}
+	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File}
+}
