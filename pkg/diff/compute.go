@@ -209,7 +209,7 @@ func (c *computation) fileProblems() map[string]bool {
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
 	// Visit in map order and sort only what is emitted: sorting every key
-	// cost each change O(n log n) in a folder of thousands.
+	// would cost each change O(n log n) in a folder of thousands.
 	first := len(c.changes)
 	for key, w := range desired {
 		p, had := c.next.Pods[key]

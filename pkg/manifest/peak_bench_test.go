@@ -20,7 +20,8 @@ const heapObjects = "/memory/classes/heap/objects:bytes"
 
 // peakHeap runs f once and returns the most heap it held above what was
 // live before, sampled every 100 µs. A sample can miss a spike shorter than
-// that; the decodes measured here take hundreds of milliseconds.
+// that, so it is meant for decodes that last many samples, as the large
+// inputs below do.
 func peakHeap(f func()) uint64 {
 	runtime.GC()
 	s := []metrics.Sample{{Name: heapObjects}}
@@ -69,7 +70,8 @@ func aliased(size, n int) string {
 }
 
 // BenchmarkDecodePeakHeap reports the peak heap of one Decode of hostile
-// or huge input (peak-MiB), beside its time and allocations.
+// or huge input (peak-MiB), beside its time and allocations: the memory that
+// the alias cap (maxExpanded) and treeMax are there to bound.
 func BenchmarkDecodePeakHeap(b *testing.B) {
 	for _, tc := range []struct {
 		name  string

@@ -31,8 +31,9 @@ func manifestStates() [numStates]string {
 	return [...]string{StateValid, StateInvalid, StateDuplicate, StateUnreadable, StateNotRegular}
 }
 
-// listBuckets span an unchanged relist of a few files (stat only, well
-// under a millisecond) to a cold list of 10,000 manifests (seconds).
+// listBuckets span an unchanged relist of a few files (a stat each, no
+// read) to a cold list of 10,000 manifests (each read and decoded), so that
+// both ends of a node's range fall inside a bucket, not past the last one.
 func listBuckets() []float64 {
 	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 }

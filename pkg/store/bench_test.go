@@ -61,7 +61,8 @@ func BenchmarkFdatasync(b *testing.B) {
 }
 
 // BenchmarkOpen is the startup cost of a full store: a log of
-// DefaultMaxEvents live Events plus as much dead history again.
+// DefaultMaxEvents live Events plus as much dead history again. It is the
+// reload that DefaultMaxEvents and compaction keep short.
 func BenchmarkOpen(b *testing.B) {
 	dir := b.TempDir()
 	s := open(b, dir, Options{}, newClock())

@@ -9,19 +9,19 @@ import (
 
 // Defaults for Options.
 const (
-	// DefaultMaxEvents bounds the live set: at roughly 1 KiB an Event, the
-	// store stays around 2 MiB of live data, which reloads in well under a
-	// second, and is far more distinct Events than one node's static pods
-	// produce in a day.
+	// DefaultMaxEvents bounds the live set, and with it the memory the
+	// store holds and the log Open replays at start (BenchmarkOpen), while
+	// being far more distinct Events than one node's static pods produce in
+	// a day.
 	DefaultMaxEvents = 2000
 	// DefaultTTL keeps a day of local history. The apiserver forgets Events
 	// after an hour (--event-ttl), but an operator asking "what happened to
 	// this node overnight" is exactly who reads the local store, and a day
 	// of Events is bounded by MaxEvents anyway.
 	DefaultTTL = 24 * time.Hour
-	// DefaultMaxLogBytes is the size past which the log is compacted. It is
-	// four times the live set at DefaultMaxEvents, so each compaction
-	// reclaims most of the file and they are rare.
+	// DefaultMaxLogBytes is the size past which the log is compacted. It
+	// holds several live sets of DefaultMaxEvents Events, so each
+	// compaction reclaims most of the file and they are rare.
 	DefaultMaxLogBytes = 8 << 20
 	// MinLogBytes is the smallest MaxLogBytes accepted: below it, a modest
 	// live set alone would trigger a compaction on every write.
