@@ -61,23 +61,23 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		return usageError(stderr, err)
+		return usageError(stderr, "podwatch check", err)
 	}
 	if output != "text" && output != "json" {
-		return usageError(stderr, fmt.Errorf("--output %q: want text or json", output))
+		return usageError(stderr, "podwatch check", fmt.Errorf("--output %q: want text or json", output))
 	}
 	if fs.NArg() == 0 {
-		return usageError(stderr, errors.New("no PATH given"))
+		return usageError(stderr, "podwatch check", errors.New("no PATH given"))
 	}
 	if opts.NodeName == "" {
-		return usageError(stderr, errors.New("--node-name is empty and neither $NODE_NAME nor the hostname gave one"))
+		return usageError(stderr, "podwatch check", errors.New("--node-name is empty and neither $NODE_NAME nor the hostname gave one"))
 	}
 	for _, s := range skip {
 		opts.Skip = append(opts.Skip, lint.Code(s))
 	}
 	report, err := lint.Check(fs.Args(), opts)
 	if err != nil {
-		return usageError(stderr, err)
+		return usageError(stderr, "podwatch check", err)
 	}
 
 	if output == "json" {
@@ -100,10 +100,6 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 	}
 }
 
-func usageError(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "podwatch check: %v\nRun 'podwatch check --help' for usage.\n", err)
-	return 2
-}
 
 func writeCheckText(w io.Writer, r *lint.Report) error {
 	var b strings.Builder

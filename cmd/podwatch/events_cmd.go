@@ -37,7 +37,7 @@ func runEvents(args []string, stdout, stderr io.Writer, now time.Time) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
-		return flagError(stderr, "podwatch events", err)
+		return usageError(stderr, "podwatch events", err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "podwatch events: unexpected argument %q\n", fs.Arg(0))

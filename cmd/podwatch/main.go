@@ -67,7 +67,7 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
-		return flagError(stderr, "podwatch", err)
+		return usageError(stderr, "podwatch", err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
@@ -92,9 +92,9 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 	return 0
 }
 
-// flagError reports a flag error (pflag's ContinueOnError prints none) and
-// returns the usage exit code.
-func flagError(w io.Writer, cmd string, err error) int {
+// usageError reports a usage error (pflag's ContinueOnError prints none for
+// a flag) and returns the usage exit code.
+func usageError(w io.Writer, cmd string, err error) int {
 	fmt.Fprintf(w, "%s: %v\nRun '%s --help' for usage.\n", cmd, err, cmd)
 	return 2
 }

@@ -132,7 +132,7 @@ func (c *computation) desired() map[string]want {
 	unreadable := c.fileProblems()
 	for i := range c.snap.Files {
 		f := c.snap.Files[i]
-		if f.NotRegular || f.ReadErr != nil || f.Err != nil || f.Pod == nil {
+		if !validPod(f) {
 			continue
 		}
 		if prev, ok := desired[f.Pod.Key]; ok {
@@ -152,7 +152,7 @@ func (c *computation) desired() map[string]want {
 		var since time.Time
 		for i, f := range fs {
 			names[i] = f.Name
-			since = later(since, f.ChangedAt)
+			since = types.Later(since, f.ChangedAt)
 		}
 		winner := fs[len(fs)-1]
 		c.problem("duplicate/"+key, since, false, types.Change{
@@ -226,11 +226,21 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 			c.remove(key, *p, removeWhy[key])
 		}
 	}
-	emitted := c.changes[first:]
-	sort.SliceStable(emitted, func(i, j int) bool {
-		a, b := emitted[i].Object, emitted[j].Object
+	sortByPod(c.changes[first:])
+}
+
+// sortByPod orders a step's pod changes by namespace/name, whichever path
+// computed them, so the output does not depend on map order.
+func sortByPod(changes []types.Change) {
+	sort.SliceStable(changes, func(i, j int) bool {
+		a, b := changes[i].Object, changes[j].Object
 		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 	})
+}
+
+// validPod says whether f holds a pod the kubelet would run.
+func validPod(f *types.File) bool {
+	return !f.NotRegular && f.ReadErr == nil && f.Err == nil && f.Pod != nil
 }
 
 func (c *computation) add(key string, f *types.File) {
@@ -261,7 +271,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		// or a leftover .bak; bad news, so it must persist first.
 		since := f.ChangedAt
 		if old := c.file(p.File); old != nil {
-			since = later(since, old.ChangedAt)
+			since = types.Later(since, old.ChangedAt)
 		}
 		if !c.settled(id, since) {
 			return
@@ -410,13 +420,6 @@ func (c *computation) emit(ch types.Change) {
 func podObject(key string) types.Object {
 	ns, name, _ := strings.Cut(key, "/")
 	return types.Object{Kind: types.KindPod, Namespace: ns, Name: name}
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 func images(f *types.File) string {

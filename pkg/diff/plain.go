@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"sort"
-
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -34,7 +32,7 @@ func (c *computation) plainPlan() ([]planned, bool) {
 	var fresh map[string]bool // keys not published yet
 	for i := range c.snap.Files {
 		f := c.snap.Files[i]
-		if f.NotRegular || f.ReadErr != nil || f.Err != nil || f.Pod == nil {
+		if !validPod(f) {
 			continue
 		}
 		p, had := c.next.Pods[f.Pod.Key]
@@ -73,9 +71,5 @@ func (c *computation) plainChanges(plan []planned) {
 			c.add(w.f.Pod.Key, w.f)
 		}
 	}
-	emitted := c.changes[first:]
-	sort.SliceStable(emitted, func(i, j int) bool {
-		a, b := emitted[i].Object, emitted[j].Object
-		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-	})
+	sortByPod(c.changes[first:])
 }

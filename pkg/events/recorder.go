@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -286,17 +288,10 @@ func (r *Recorder) enqueue(s *deliveredSink, e *entry, now time.Time) bool {
 	sl.queuedAt = now
 	sl.readyAt = now
 	if !sl.lastAttempt.IsZero() {
-		sl.readyAt = later(now, sl.lastAttempt.Add(s.keyInterval))
+		sl.readyAt = types.Later(now, sl.lastAttempt.Add(s.keyInterval))
 	}
 	s.q.push(sl)
 	return true
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // orDefault returns v, or def when v is not positive.

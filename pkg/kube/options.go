@@ -120,6 +120,6 @@ func (o Options) Config(getenv func(string) string) (*rest.Config, error) {
 	}
 	cfg.QPS = o.QPS
 	cfg.Burst = o.Burst
-	cfg.UserAgent = "podwatch"
+	cfg.UserAgent = userAgent
 	return cfg, nil
 }
