@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -81,15 +78,15 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 	}
 
 	if output == "json" {
-		err = writeCheckJSON(stdout, report)
+		err = report.WriteJSON(stdout)
 	} else {
-		err = writeCheckText(stdout, report)
+		err = report.WriteText(stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "podwatch check:", err)
 		return 2
 	}
-	fmt.Fprintln(stderr, checkSummary(report))
+	fmt.Fprintln(stderr, report.Summary())
 	switch report.Result() {
 	case lint.Pass:
 		return 0
@@ -98,62 +95,6 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 	default:
 		return 2
 	}
-}
-
-
-func writeCheckText(w io.Writer, r *lint.Report) error {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		b.WriteString(displayPath(f.File))
-		if f.Line > 0 {
-			b.WriteString(":" + strconv.Itoa(f.Line))
-		}
-		fmt.Fprintf(&b, ": %s: %s\n", f.Severity, f.Message)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// displayPath quotes a name with control characters, so a file named to look
-// like a finding cannot forge lines in a CI log.
-func displayPath(p string) string {
-	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return strconv.Quote(p)
-	}
-	return p
-}
-
-// checkJSON is the -o json document: the report plus the summary a script
-// would otherwise have to recompute.
-type checkJSON struct {
-	*lint.Report
-	Result   lint.Result `json:"result"`
-	Checked  int         `json:"checked"`
-	Errors   int         `json:"errors"`
-	Warnings int         `json:"warnings"`
-}
-
-func writeCheckJSON(w io.Writer, r *lint.Report) error {
-	errs, warnings := r.Counts()
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(checkJSON{Report: r, Result: r.Result(), Checked: r.Checked(), Errors: errs, Warnings: warnings})
-}
-
-func checkSummary(r *lint.Report) string {
-	errs, warnings := r.Counts()
-	s := fmt.Sprintf("%s checked: %s, %s", plural(r.Checked(), "file"), plural(errs, "error"), plural(warnings, "warning"))
-	if r.Result() == lint.Incomplete {
-		s += " (incomplete: some paths could not be read)"
-	}
-	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 func codeList(codes []lint.Code) string {
