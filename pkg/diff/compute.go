@@ -257,12 +257,19 @@ func (c *computation) add(key string, f *types.File) {
 
 func (c *computation) update(key string, p PodState, f *types.File) {
 	contentChanged := p.Hash != f.Pod.Hash
+	// restyled: what the API would see is the same, but the kubelet's
+	// config hash is not (an empty list written out, a quantity respelt).
+	restyled := !contentChanged && p.Config != "" && p.Config != f.Pod.Config
 	fileChanged := p.File != f.Name
-	if !contentChanged && !fileChanged {
+	if !contentChanged && !restyled && !fileChanged {
+		if p.Config == "" && f.Pod.Config != "" {
+			c.ownPods() // a state from before Config: keep it from now on
+			c.next.Pods[key] = published(f)
+		}
 		return
 	}
 	id := "pod/" + key
-	if contentChanged {
+	if contentChanged || restyled {
 		if !c.fresh(id, f) {
 			return
 		}
@@ -292,6 +299,8 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		parts = append(parts, summarize(fields, c.opts.MaxFieldChanges))
 	case contentChanged:
 		parts = append(parts, "metadata changed")
+	case restyled:
+		parts = append(parts, "no field changed, but the manifest changed in a way the kubelet's config hash sees (an empty list or map written out or dropped, a quantity spelt another way, or a default written out)")
 	}
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
@@ -427,7 +436,7 @@ func images(f *types.File) string {
 }
 
 func published(f *types.File) *PodState {
-	return &PodState{File: f.Name, Hash: f.Pod.Hash, UID: f.Pod.UID, JSON: f.Pod.JSON}
+	return &PodState{File: f.Name, Hash: f.Pod.Hash, Config: f.Pod.Config, UID: f.Pod.UID, JSON: f.Pod.JSON}
 }
 
 // describe lists the fields that differ between the published pod and the

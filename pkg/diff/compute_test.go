@@ -37,7 +37,17 @@ func pod(name, image string, mutate ...func(*v1.Pod)) *types.Pod {
 	for _, c := range p.Spec.Containers {
 		containers = append(containers, c.Name+"="+c.Image)
 	}
-	return &types.Pod{Key: p.Namespace + "/" + p.Name, Hash: hex.EncodeToString(sum[:8]), UID: p.UID, Containers: containers, JSON: b}
+	hash := hex.EncodeToString(sum[:8])
+	// Config follows the content unless a test restyles it (restyled).
+	return &types.Pod{Key: p.Namespace + "/" + p.Name, Hash: hash, Config: "cfg-" + hash, UID: p.UID, Containers: containers, JSON: b}
+}
+
+// restyled is p as the same pod written another way: what the API sees is
+// the same (Hash), the kubelet's config hash is not (Config).
+func restyled(p *types.Pod) *types.Pod {
+	q := *p
+	q.Config += "-restyled"
+	return &q
 }
 
 func valid(name string, p *types.Pod, changed time.Time) types.File {
@@ -140,6 +150,59 @@ func TestUpdateInPlaceWhenUIDPinned(t *testing.T) {
 	chs, _, _ = Compute(st, snap(false, valid("a.yaml", pod("a", "img:2", pin, gen), t0)), t0, testOpts)
 	if len(chs) != 0 {
 		t.Fatalf("pinned uid, no semantic change: changes [%s]", reasons(chs))
+	}
+}
+
+// An edit the API would not see (an empty list written out, a quantity
+// respelt) still gives the kubelet a new config hash: a restart.
+func TestUpdateWhenOnlyConfigChanges(t *testing.T) {
+	p := pod("a", "img:1")
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
+	cur := restyled(p)
+	chs, st2, _ := Compute(st, snap(false, valid("a.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
+	c := mustOne(t, chs, types.ReasonUpdated)
+	if c.Op != types.OpUpdate || !strings.Contains(c.Message, "config hash") || !strings.Contains(c.Message, "new UID and restarts") {
+		t.Fatalf("message %q does not explain the restart", c.Message)
+	}
+	if got := st2.Pods[p.Key].Config; got != cur.Config {
+		t.Fatalf("state keeps config %q, want %q", got, cur.Config)
+	}
+	// The same restyled file again is no change.
+	chs, _, _ = Compute(st2, snap(true, valid("a.yaml", cur, t0.Add(time.Minute))), t0.Add(2*time.Minute), testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("unchanged restyled file: [%s]", reasons(chs))
+	}
+}
+
+// With metadata.uid set the kubelet's UID never changes, and it compares
+// the pod semantically, where an empty list equals none: no UPDATE.
+func TestRestyleWithPinnedUIDIsNoChange(t *testing.T) {
+	pin := func(p *v1.Pod) { p.UID = ktypes.UID("fixed") }
+	p := pod("a", "img:1", pin)
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
+	chs, _, _ := Compute(st, snap(false, valid("a.yaml", restyled(p), t0)), t0, testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("pinned uid, restyled: [%s]", reasons(chs))
+	}
+}
+
+// A state written before podwatch kept Config decides by Hash once, and
+// takes the Config silently: no false restart after an upgrade.
+func TestStateWithoutConfigAdoptsItSilently(t *testing.T) {
+	p := pod("a", "img:1")
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
+	old := *st.Pods[p.Key]
+	old.Config = ""
+	st.Pods = map[string]*PodState{p.Key: &old}
+	chs, st2, _ := Compute(st, snap(true, valid("a.yaml", p, t0)), t0.Add(time.Minute), testOpts)
+	if len(chs) != 0 {
+		t.Fatalf("state without config: [%s]", reasons(chs))
+	}
+	if got := st2.Pods[p.Key].Config; got != p.Config {
+		t.Fatalf("config not adopted: %q, want %q", got, p.Config)
+	}
+	if st.Pods[p.Key].Config != "" {
+		t.Fatal("the previous state was changed in place")
 	}
 }
 

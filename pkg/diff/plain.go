@@ -39,7 +39,7 @@ func (c *computation) plainPlan() ([]planned, bool) {
 		switch {
 		case had && p.File == f.Name:
 			own++
-			if p.Hash == f.Pod.Hash {
+			if p.Hash == f.Pod.Hash && p.Config == f.Pod.Config {
 				continue // same file, same content: update would do nothing
 			}
 		case had:

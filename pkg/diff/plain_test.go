@@ -22,14 +22,18 @@ func TestPlainPathMatchesFull(t *testing.T) {
 	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
 	images := []string{"img:1", "img:2"}
 	pods := map[string]*podVariant{}
-	podFor := func(key, image string, uid bool) *podVariant {
-		id := fmt.Sprint(key, image, uid)
+	podFor := func(key, image string, uid, restyle bool) *podVariant {
+		id := fmt.Sprint(key, image, uid, restyle)
 		if pods[id] == nil {
-			pods[id] = &podVariant{pod(key, image, func(p *v1.Pod) {
+			p := pod(key, image, func(p *v1.Pod) {
 				if uid {
 					p.UID = ktypes.UID("u-" + key)
 				}
-			})}
+			})
+			if restyle {
+				p = restyled(p)
+			}
+			pods[id] = &podVariant{p}
 		}
 		return pods[id]
 	}
@@ -48,7 +52,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 				f := types.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(3)) * time.Second), Complete: rng.IntN(3) > 0}
 				switch r := rng.IntN(20); {
 				case r < 12:
-					f.Pod = podFor(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0).Pod
+					f.Pod = podFor(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0, rng.IntN(4) == 0).Pod
 				case r < 14:
 					f.Err = badErr
 				case r < 15:

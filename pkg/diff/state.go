@@ -31,9 +31,12 @@ type State struct {
 
 // PodState is one published pod.
 type PodState struct {
-	File string     `json:"file"` // base name of the file the kubelet takes it from
-	Hash string     `json:"hash"`
-	UID  ktypes.UID `json:"uid,omitempty"` // metadata.uid as the manifest set it
+	File string `json:"file"` // base name of the file the kubelet takes it from
+	Hash string `json:"hash"`
+	// Config is the pod's types.Pod.Config; empty in a state written
+	// before podwatch kept it, and then Hash alone decides, once.
+	Config string     `json:"config,omitempty"`
+	UID    ktypes.UID `json:"uid,omitempty"` // metadata.uid as the manifest set it
 	// JSON is the pod's canonical encoding (types.Pod.JSON), decoded
 	// only to explain an UPDATE.
 	JSON json.RawMessage `json:"pod"`

@@ -70,6 +70,7 @@ func (d *decoder) decode() (*types.Pod, error) {
 	if pod.Name == "" {
 		return nil, d.errorAt("metadata.name", "metadata.name: Required value: name is needed for the pod", nil)
 	}
+	config := configIdentity(pod, d.opts.NodeName)
 	applyStaticDefaults(pod, d.opts.NodeName)
 
 	if errs := validatePod(pod); len(errs) > 0 {
@@ -87,6 +88,7 @@ func (d *decoder) decode() (*types.Pod, error) {
 	return &types.Pod{
 		Key:        pod.Namespace + "/" + pod.Name,
 		Hash:       hash,
+		Config:     config,
 		UID:        pod.UID,
 		Containers: containerList(pod),
 		JSON:       raw,

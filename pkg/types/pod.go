@@ -18,6 +18,14 @@ type Pod struct {
 	// Hash identifies the decoded pod; files that differ only in formatting,
 	// comments or key order have the same Hash.
 	Hash string
+	// Config identifies the pod as the kubelet's config hash does: at one
+	// path on one node, two manifests have the same Config exactly when
+	// the kubelet gives them the same UID, so a new Config is a restart.
+	// It tells apart what Hash does not: an empty list or map written out
+	// where none was, a quantity spelt another way, a default written out
+	// that the kubelet adds only after hashing (the namespace, the
+	// NoExecute toleration). It is not the kubelet's hash itself.
+	Config string
 	// UID is metadata.uid as the manifest sets it, empty when unset (the
 	// kubelet then derives one from the content and the file path).
 	UID ktypes.UID

@@ -32,8 +32,15 @@ const maxFileSize = 10 << 20
 // this walks the same steps through the exported packages it is built from;
 // TestDecodeMatchesFileSource holds it to FileSource on the whole corpus.
 //
-// name only appears in messages, as it would in the kubelet's.
+// name only appears in messages, as it would in the kubelet's, and is the
+// source the pod's UID hashes.
 func Decode(name string, data []byte, nodeName string) Verdict {
+	return DecodeAt(name, name, data, nodeName)
+}
+
+// DecodeAt is Decode for a file whose path, as the file source names it, is
+// source: the kubelet's UID hashes the pod with the node name and that path.
+func DecodeAt(name, source string, data []byte, nodeName string) Verdict {
 	if len(data) >= maxFileSize {
 		return Verdict{Message: utilio.ErrLimitReached.Error()}
 	}
@@ -57,7 +64,7 @@ func Decode(name string, data []byte, nodeName string) Verdict {
 	if pod.Name == "" {
 		return Verdict{Message: "invalid pod: name is needed for the pod"}
 	}
-	applyFileDefaults(pod, name, types.NodeName(nodeName))
+	applyFileDefaults(pod, source, types.NodeName(nodeName))
 	opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&pod.Spec, nil, &pod.ObjectMeta, nil)
 	if errs := validation.ValidatePodCreate(pod, opts); len(errs) > 0 {
 		return Verdict{Message: fmt.Sprintf("invalid pod: %v", errs)}

@@ -29,6 +29,8 @@ type Verdict struct {
 	Message string
 	// Pod is the pod as the kubelet's pod config hands it on, for a valid file.
 	Pod *v1.Pod
+	// Path is where FileSource staged the file: the source its UID hashes.
+	Path string
 }
 
 // Options configures a run of the kubelet's file source.
@@ -70,7 +72,7 @@ func FileSource(ctx context.Context, name string, data []byte, opts Options) (Ve
 	switch {
 	case len(res.Pods) == 1 && len(res.Rejected) == 0:
 		p := res.Pods[0]
-		return Verdict{Valid: true, Key: p.Namespace + "/" + p.Name, Pod: p}, nil
+		return Verdict{Valid: true, Key: p.Namespace + "/" + p.Name, Pod: p, Path: path}, nil
 	case len(res.Pods) == 0 && res.Rejected[path] != nil:
 		return Verdict{Message: strings.ReplaceAll(res.Rejected[path].Error(), path, name)}, nil
 	default:

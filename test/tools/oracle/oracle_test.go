@@ -229,6 +229,15 @@ func TestDecodeMatchesFileSource(t *testing.T) {
 		if got.Valid != want.Valid || got.Key != want.Key || normalize(got.Message) != normalize(want.Message) {
 			t.Errorf("%s:\n  Decode:     %s\n  FileSource: %s", c.File,
 				describe(got.Valid, got.Key, got.Message), describe(want.Valid, want.Key, want.Message))
+			continue
+		}
+		// The UID is what the edit-pair oracle compares: it must be the
+		// file source's own.
+		if want.Valid {
+			at := DecodeAt(c.File, want.Path, c.content(t), nodeName)
+			if at.Pod.UID != want.Pod.UID {
+				t.Errorf("%s: Decode's UID %s, the file source's %s", c.File, at.Pod.UID, want.Pod.UID)
+			}
 		}
 	}
 }
