@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 )
 
@@ -13,17 +14,18 @@ const (
 	DefaultMax     = 20 * time.Second
 )
 
-type entry struct {
-	delay      time.Duration // the exponential step
-	wait       time.Duration // delay plus its jitter: what the caller waits
-	lastUpdate time.Time
+// failure is the last failure of an ID.
+type failure struct {
+	at   time.Time
+	wait time.Duration // the delay plus its jitter: what the caller waits
 }
 
 // Backoff tracks one exponential delay per ID.
 type Backoff struct {
-	clock   clock.PassiveClock
-	initial time.Duration
-	max     time.Duration
+	clock clock.PassiveClock
+	max   time.Duration
+	// steps holds each ID's delay: Initial, doubled per failure up to Max.
+	steps *flowcontrol.Backoff
 
 	// jitter, when set, lengthens each wait by up to factor × delay, drawn
 	// from rnd in [0, 1): agents that failed together do not all retry
@@ -31,9 +33,20 @@ type Backoff struct {
 	factor float64
 	rnd    func() float64
 
-	mu      sync.Mutex
-	entries map[string]*entry
+	mu sync.Mutex
+	// last is each ID's last failure, whose time flowcontrol keeps but does not expose.
+	last map[string]failure
 }
+
+// passiveClock gives flowcontrol.Backoff, which reads only Now and Since,
+// the clock.Clock it asks for; the nil Clock's timers are never called.
+type passiveClock struct {
+	clock.Clock
+	now clock.PassiveClock
+}
+
+func (c passiveClock) Now() time.Time                  { return c.now.Now() }
+func (c passiveClock) Since(t time.Time) time.Duration { return c.now.Since(t) }
 
 // WithJitter makes every wait delay × (1 + factor × rnd()), rnd returning
 // values in [0, 1), and returns b. Call it before b is used. The kubelet's
@@ -59,13 +72,15 @@ func New(clk clock.PassiveClock, initial, max time.Duration) *Backoff {
 	if max < initial {
 		max = initial
 	}
-	return &Backoff{clock: clk, initial: initial, max: max, entries: map[string]*entry{}}
+	steps := flowcontrol.NewBackOff(initial, max)
+	steps.Clock = passiveClock{now: clk}
+	return &Backoff{clock: clk, max: max, steps: steps, last: map[string]failure{}}
 }
 
-// expired reports whether an entry has been idle long enough (2 × max) that
-// its history no longer counts.
-func (b *Backoff) expired(e *entry, now time.Time) bool {
-	return now.Sub(e.lastUpdate) > 2*b.max
+// expired reports whether a failure is old enough (2 × max) that it no
+// longer counts: flowcontrol's rule.
+func (b *Backoff) expired(f failure, now time.Time) bool {
+	return now.Sub(f.at) > 2*b.max
 }
 
 // Next records a failure of id now and returns how long to wait before the
@@ -74,20 +89,19 @@ func (b *Backoff) Next(id string) time.Duration {
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, ok := b.entries[id]
-	switch {
-	case !ok || b.expired(e, now):
-		e = &entry{delay: b.initial}
-		b.entries[id] = e
-	default:
-		e.delay = min(e.delay*2, b.max)
+	if _, ok := b.live(id, now); !ok {
+		// flowcontrol stamps a later clock reading; forgetting by ours keeps Next in step with Get.
+		b.steps.Reset(id)
 	}
-	e.wait = e.delay
+	b.steps.Next(id, now)
+	delay := b.steps.Get(id)
+	wait := delay
 	if b.rnd != nil {
-		e.wait += time.Duration(b.factor * b.rnd() * float64(e.delay))
+		// Not flowcontrol's jitter: it compounds, is capped at max and cannot take rnd.
+		wait += time.Duration(b.factor * b.rnd() * float64(delay))
 	}
-	e.lastUpdate = now
-	return e.wait
+	b.last[id] = failure{at: now, wait: wait}
+	return wait
 }
 
 // Get returns the wait id has after its last failure (the delay, with its
@@ -96,36 +110,31 @@ func (b *Backoff) Next(id string) time.Duration {
 func (b *Backoff) Get(id string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, _ := b.live(id, b.clock.Now())
-	if e == nil {
-		return 0
-	}
-	return e.wait
+	f, _ := b.live(id, b.clock.Now())
+	return f.wait
 }
 
-// live returns id's entry unless it is absent or forgotten, and now.
+// live returns id's last failure unless there is none or it is forgotten.
 // The caller holds b.mu.
-func (b *Backoff) live(id string, now time.Time) (*entry, time.Time) {
-	e, ok := b.entries[id]
-	if !ok || b.expired(e, now) {
-		return nil, now
+func (b *Backoff) live(id string, now time.Time) (failure, bool) {
+	f, ok := b.last[id]
+	if !ok || b.expired(f, now) {
+		return failure{}, false
 	}
-	return e, now
+	return f, true
 }
 
 // Remaining returns how much of id's current delay is still to run, 0 when
 // an attempt may be made now.
 func (b *Backoff) Remaining(id string) time.Duration {
+	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, now := b.live(id, b.clock.Now())
-	if e == nil {
+	f, ok := b.live(id, now)
+	if !ok {
 		return 0
 	}
-	if left := e.lastUpdate.Add(e.wait).Sub(now); left > 0 {
-		return left
-	}
-	return 0
+	return max(f.at.Add(f.wait).Sub(now), 0)
 }
 
 // Reset forgets id, so its next failure waits Initial again. Call it after a
@@ -133,7 +142,8 @@ func (b *Backoff) Remaining(id string) time.Duration {
 func (b *Backoff) Reset(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.entries, id)
+	delete(b.last, id)
+	b.steps.Reset(id)
 }
 
 // GC drops every entry idle for more than 2 × max; it bounds memory when IDs
@@ -142,9 +152,10 @@ func (b *Backoff) GC() {
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, e := range b.entries {
-		if b.expired(e, now) {
-			delete(b.entries, id)
+	for id, f := range b.last {
+		if b.expired(f, now) {
+			delete(b.last, id)
+			b.steps.Reset(id)
 		}
 	}
 }
@@ -153,5 +164,5 @@ func (b *Backoff) GC() {
 func (b *Backoff) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.entries)
+	return len(b.last)
 }

@@ -123,3 +123,34 @@ func TestJitterLengthensEveryWait(t *testing.T) {
 		t.Errorf("Next without a source = %v, want 1s", got)
 	}
 }
+
+// readingClock moves on by step after every reading, as a real clock does
+// between two calls.
+type readingClock struct {
+	t    time.Time
+	step time.Duration
+}
+
+func (c *readingClock) Now() time.Time {
+	t := c.t
+	c.t = c.t.Add(c.step)
+	return t
+}
+
+func (c *readingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func TestNextForgetsWhenGetDoes(t *testing.T) {
+	clk := &readingClock{t: time.Unix(1000, 0), step: time.Millisecond}
+	b := New(clk, time.Second, 20*time.Second)
+	b.Next("a")
+	failed := clk.t
+	b.Next("a") // 2 s, on the reading at failed
+	clk.t = failed.Add(40*time.Second + time.Nanosecond)
+	if got := b.Get("a"); got != 0 {
+		t.Fatalf("Get just past 40 s = %v, want 0", got)
+	}
+	clk.t = failed.Add(40*time.Second + time.Nanosecond)
+	if got := b.Next("a"); got != time.Second {
+		t.Fatalf("Next just past 40 s = %v, want 1s: Next and Get disagree on forgetting", got)
+	}
+}
