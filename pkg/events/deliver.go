@@ -136,7 +136,7 @@ func (r *Recorder) takeOne(s *deliveredSink, limits bool, now time.Time) (*job, 
 	}
 	wait := s.backoff.Remaining(sinkBackoffID)
 	if limits {
-		wait = max(wait, sl.readyAt.Sub(now), s.bucket.wait(now))
+		wait = max(wait, sl.readyAt.Sub(now), tokenWait(s.limiter, now))
 	}
 	if wait > 0 {
 		return nil, now.Add(wait)
@@ -147,7 +147,7 @@ func (r *Recorder) takeOne(s *deliveredSink, limits bool, now time.Time) (*job, 
 	sl.lastAttempt = now
 	s.inflight++
 	if limits {
-		s.bucket.take(now)
+		s.limiter.AllowN(now, 1) // there is a token: tokenWait was 0 at now, under r.mu
 	}
 	return &job{sl: sl, ev: sl.e.event(r.opts.Host), update: sl.acked > 0}, time.Time{}
 }

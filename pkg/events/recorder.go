@@ -11,10 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/types"
-
+	"golang.org/x/time/rate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/types"
 
 	"github.com/podwatch/podwatch/pkg/backoff"
 )
@@ -69,7 +70,7 @@ type deliveredSink struct {
 	backoff *backoff.Backoff
 	// Guarded by Recorder.mu:
 	q           queue
-	bucket      bucket
+	limiter     *rate.Limiter // the token bucket: Limits.QPS and Limits.Burst
 	pendingMax  int
 	keyInterval time.Duration
 	inflight    int
@@ -124,7 +125,7 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 				idx:   len(r.delivered), name: reg.Name, sink: reg.Sink,
 				wake:        make(chan struct{}, 1),
 				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax).WithJitter(opts.RetryJitter, rand.Float64),
-				bucket:      newBucket(orDefault(reg.Limits.QPS, opts.QPS), orDefault(reg.Limits.Burst, opts.Burst), now),
+				limiter:     rate.NewLimiter(rate.Limit(orDefault(reg.Limits.QPS, opts.QPS)), orDefault(reg.Limits.Burst, opts.Burst)),
 				pendingMax:  orDefault(reg.Limits.PendingMax, opts.PendingMax),
 				keyInterval: orDefault(reg.Limits.KeyInterval, opts.KeyInterval),
 				stats:       SinkStats{Name: reg.Name, Mode: Delivered},
