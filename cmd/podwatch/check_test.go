@@ -349,7 +349,7 @@ func TestCheckUsage(t *testing.T) {
 		{"bad output", []string{"-o", "yaml", "x"}, 2, "", `podwatch check: --output "yaml": want text or json`},
 		{"empty node name", []string{"--node-name=", "x"}, 2, "", "podwatch check: --node-name is empty and neither $NODE_NAME nor the hostname gave one"},
 		{"invalid node name", []string{"--node-name=Node_1", "x"}, 2, "",
-			`podwatch check: node name "Node_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+			`podwatch check: node name "node_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
 		{"skip an error code", []string{"--node-name=n", "--skip=invalid-manifest", "x"}, 2, "",
 			`podwatch check: cannot skip "invalid-manifest": only ignored-content, leftover-file, not-regular, permissions can be skipped`},
 	}

@@ -73,7 +73,7 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		fmt.Fprintf(stderr, "podwatch: unknown command %q\n", fs.Arg(0))
 		return 2
 	}
-	if err := f.Agent.ApplyKubeletConfig(fs.Changed); err != nil {
+	if err := f.Agent.Complete(fs.Changed); err != nil {
 		fmt.Fprintln(stderr, "podwatch:", err)
 		return 2
 	}

@@ -20,6 +20,7 @@ func TestRealMainUsageAndVersion(t *testing.T) {
 		{"--no-such-flag"},
 		{"--output", "yaml", "--node-name", "n"},
 		{"--settle-delay", "-1s", "--node-name", "n"},
+		{"--node-name", "node_1", "--path", os.TempDir()},
 		{"bogus"},
 	} {
 		if code := realMain(args, &out, devnull); code != 2 {

@@ -3,9 +3,9 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,6 +13,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/pkg/kubeletconfig"
+	"github.com/podwatch/podwatch/pkg/manifest"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
@@ -25,11 +26,14 @@ const (
 
 // Options configure the agent: its components' options and its own.
 type Options struct {
-	Metrics  metrics.Options
-	Source   file.Options
-	Events   events.Options
-	Kube     kube.Options
-	NodeName string // default $NODE_NAME, then the lowercased hostname
+	Metrics metrics.Options
+	Source  file.Options
+	Events  events.Options
+	Kube    kube.Options
+	// NodeName is the node's name as the kubelet derives it: --node-name,
+	// else the --hostname-override in KubeadmFlags, else $NODE_NAME, else
+	// the hostname; trimmed and lowercased by Complete.
+	NodeName string
 	Output   string // text (default) or json
 	StateDir string // default /var/lib/podwatch
 	// ShutdownTimeout bounds the flush of pending event writes on SIGTERM.
@@ -38,6 +42,9 @@ type Options struct {
 	// KubeletConfig is a KubeletConfiguration file whose staticPodPath and
 	// fileCheckFrequency apply unless --path or --file-check-frequency are given.
 	KubeletConfig string
+	// KubeadmFlags is kubeadm's kubelet flags file, whose --hostname-override
+	// names the node unless --node-name is given; a missing file is skipped.
+	KubeadmFlags string
 	// StaticPodsDisabled is set when KubeletConfig turns static pods off: the
 	// agent then stays up and idle instead of watching a folder the kubelet
 	// ignores (exiting would crash-loop under systemd and in a DaemonSet).
@@ -61,7 +68,8 @@ func DefaultOptions() Options {
 	}
 }
 
-// DefaultNodeName is $NODE_NAME, else the lowercased hostname, else empty.
+// DefaultNodeName is $NODE_NAME, else the hostname, else empty; as given,
+// for manifest.NodeName to derive the kubelet's name from.
 func DefaultNodeName() string {
 	if n := os.Getenv("NODE_NAME"); n != "" {
 		return n
@@ -70,7 +78,7 @@ func DefaultNodeName() string {
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(h)
+	return h
 }
 
 // AddFlags registers the agent's flags, its components' included.
@@ -79,11 +87,36 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Events.AddFlags(fs)
 	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
-	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname.")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from --kubeadm-flags-file's --hostname-override, else $NODE_NAME, else the hostname; trimmed and lowercased as the kubelet does.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "On SIGTERM or SIGINT, how long to flush pending event writes before exiting.")
+	fs.StringVar(&o.KubeadmFlags, "kubeadm-flags-file", o.KubeadmFlags, "kubeadm's kubelet flags file (e.g. /var/lib/kubelet/kubeadm-flags.env): its --hostname-override names the node unless --node-name is given. A missing file is skipped.")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "The kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given.")
+}
+
+// Complete fills in what the flags leave to files and derivation: the
+// kubelet config's path and period, the node name from kubeadm's flags, and
+// the node name trimmed and lowercased as the kubelet does. changed reports
+// the flags given explicitly, which win. Validate checks the result.
+func (o *Options) Complete(changed func(flag string) bool) error {
+	if err := o.ApplyKubeletConfig(changed); err != nil {
+		return err
+	}
+	if o.KubeadmFlags != "" && !changed("node-name") {
+		override, err := kubeletconfig.HostnameOverride(o.KubeadmFlags)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("--kubeadm-flags-file: %w", err)
+		case override != "":
+			o.NodeName = override
+		}
+	}
+	if n, err := manifest.NodeName(o.NodeName); err == nil {
+		o.NodeName = n
+	}
+	return nil
 }
 
 // ApplyKubeletConfig reads KubeletConfig, if set, into the options; changed
@@ -115,6 +148,10 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeName == "" {
 		errs = append(errs, errors.New("--node-name is empty and neither $NODE_NAME nor the hostname gave one"))
+	} else if n, err := manifest.NodeName(o.NodeName); err != nil {
+		errs = append(errs, fmt.Errorf("--node-name: %w", err))
+	} else if n != o.NodeName {
+		errs = append(errs, fmt.Errorf("--node-name %q: not as the kubelet derives it (%q): call Complete", o.NodeName, n))
 	}
 	ev := o.Events
 	ev.Host = o.NodeName

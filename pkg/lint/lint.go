@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
+	"github.com/podwatch/podwatch/pkg/manifest"
 )
 
 // Options says how to check.
@@ -86,6 +86,8 @@ func Check(paths []string, opts Options) (*Report, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	// validate has checked that the node name derives.
+	opts.NodeName, _ = manifest.NodeName(opts.NodeName)
 	if len(paths) == 0 {
 		return nil, errors.New("no path to check")
 	}
@@ -108,12 +110,8 @@ func Check(paths []string, opts Options) (*Report, error) {
 
 func (o *Options) validate() error {
 	var errs []error
-	if o.NodeName == "" {
-		errs = append(errs, errors.New("node name is empty"))
-	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {
-		// Every manifest would fail on spec.nodeName, which says nothing
-		// about the manifests. The kubelet's own node name is always valid.
-		errs = append(errs, fmt.Errorf("node name %q: %s", o.NodeName, msgs[0]))
+	if _, err := manifest.NodeName(o.NodeName); err != nil {
+		errs = append(errs, err)
 	}
 	for _, code := range o.Skip {
 		if !skippable[code] {

@@ -52,7 +52,7 @@ func TestLintOptionsRejected(t *testing.T) {
 		want  string
 	}{
 		{"no node", []string{"x"}, Options{}, "node name is empty"},
-		{"bad node", []string{"x"}, Options{NodeName: "Node1"}, `node name "Node1": a lowercase RFC 1123 subdomain`},
+		{"bad node", []string{"x"}, Options{NodeName: "Node_1"}, `node name "node_1": a lowercase RFC 1123 subdomain`},
 		{"skip an error", []string{"x"}, Options{NodeName: "n", Skip: []Code{CodeDuplicatePod}}, `cannot skip "duplicate-pod"`},
 		{"skip unknown", []string{"x"}, Options{NodeName: "n", Skip: []Code{"typo"}}, `cannot skip "typo"`},
 		{"no paths", nil, Options{NodeName: "n"}, "no path to check"},
@@ -116,5 +116,17 @@ func TestLintSortFindings(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sorted:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The kubelet lowercases and trims its node name; so does check, rather
+// than reject a name the kubelet would run with.
+func TestLintNodeNameAsTheKubeletDerivesIt(t *testing.T) {
+	r, err := Check([]string{t.TempDir()}, Options{NodeName: " CP1 "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.NodeName != "cp1" {
+		t.Fatalf("report node %q, want cp1", r.NodeName)
 	}
 }
