@@ -105,7 +105,7 @@ func kubeletRestarts(a, b []byte, node string) (bool, error) {
 	return va.Pod.UID != vb.Pod.UID, nil
 }
 
-// podwatchRestarts says whether podwatch's Config tells the versions apart.
+// podwatchRestarts says whether podwatch reports the edit as a restart.
 func podwatchRestarts(a, b []byte, node string) (bool, error) {
 	pa, err := manifest.Decode(a, manifest.Options{NodeName: node})
 	if err != nil {
@@ -114,6 +114,11 @@ func podwatchRestarts(a, b []byte, node string) (bool, error) {
 	pb, err := manifest.Decode(b, manifest.Options{NodeName: node})
 	if err != nil {
 		return false, err
+	}
+	// As pkg/diff decides: a manifest that sets metadata.uid keeps that UID
+	// (the kubelet updates such a pod in place); otherwise Config decides.
+	if pa.UID != "" || pb.UID != "" {
+		return pa.UID != pb.UID, nil
 	}
 	return pa.Config != pb.Config, nil
 }
