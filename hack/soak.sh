@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak test (issue 6): runs podwatch for DURATION seconds on a temp folder
+# Soak test: runs podwatch for DURATION seconds on a temp folder
 # where one manifest is rewritten every 100 ms (a new image each time: an
 # UPDATE per write) and another flips valid/invalid every second, and samples
 # the agent's RSS (VmRSS), goroutines (go_goroutines from /metrics) and open

@@ -1,6 +1,6 @@
 package e2e
 
-// File-system faults of issue 6 at agent level: manifest symlinks, permission
+// File-system faults at agent level: manifest symlinks, permission
 // denied as an unprivileged uid, inotify instances exhausted for a throwaway
 // uid, a burst of 1,000 files and a folder of 10,000 manifests.
 
