@@ -5,10 +5,12 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/podwatch/podwatch/internal/testutil"
 )
 
 func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()                                  // the shutdown timeout has run out
@@ -21,7 +23,7 @@ func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
 	for range 20 {
 		done := make(chan struct{})
 		close(done)
-		var quiet lockedBuffer
+		var quiet testutil.LockedBuffer
 		awaitSaved(ctx, done, slog.New(slog.NewTextHandler(&quiet, nil)))
 		if quiet.String() != "" {
 			t.Fatalf("a finished save logged:\n%s", quiet.String())

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/internal/testutil"
+
 	"k8s.io/utils/clock"
 )
 
@@ -56,7 +58,7 @@ func TestStaticPodsDisabledIdles(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	out := &lockedBuffer{}
+	out := &testutil.LockedBuffer{}
 	go func() {
 		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(ctx)
 	}()

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,15 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/internal/testutil"
 
 	"github.com/podwatch/podwatch/pkg/types"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/diff"
@@ -94,7 +92,7 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 	go func() { srcDone <- src.Run(ctx, snaps) }()
 
 	// The metrics see a snapshot only when step observes it.
-	if code, body := httpGet(t, client, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, metrics.NotReadyFirstList) {
+	if code, body := testutil.HTTPGet(t, client, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, metrics.NotReadyFirstList) {
 		t.Errorf("/readyz before the first list = %d %q", code, body)
 	}
 
@@ -119,7 +117,7 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 			select {
 			case s := <-snaps:
 				step(s)
-				if mfs := scrapeMetrics(t, client, base); ok(mfs) {
+				if mfs := testutil.ScrapeMetrics(t, client, base); ok(mfs) {
 					return mfs
 				}
 			case <-deadline:
@@ -130,21 +128,21 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 	}
 
 	mfs := until("two valid manifests", func(mfs map[string]*dto.MetricFamily) bool {
-		return metricValue(mfs, "podwatch_manifests", "state", "valid") == 2
+		return testutil.MetricValue(mfs, "podwatch_manifests", "state", "valid") == 2
 	})
-	if got := metricValue(mfs, "podwatch_static_pod_changes_total", "op", "ADD"); got != 2 {
+	if got := testutil.MetricValue(mfs, "podwatch_static_pod_changes_total", "op", "ADD"); got != 2 {
 		t.Errorf("ADD changes = %v, want 2", got)
 	}
-	if got := metricValue(mfs, "podwatch_event_sink_writes_total", "sink", "stdout"); got != 2 {
+	if got := testutil.MetricValue(mfs, "podwatch_event_sink_writes_total", "sink", "stdout"); got != 2 {
 		t.Errorf("stdout writes = %v, want 2", got)
 	}
-	if got := metricValue(mfs, "podwatch_files_listed"); got != 2 {
+	if got := testutil.MetricValue(mfs, "podwatch_files_listed"); got != 2 {
 		t.Errorf("files listed = %v, want 2", got)
 	}
-	if got := metricValue(mfs, "podwatch_list_duration_seconds"); got != 1 {
+	if got := testutil.MetricValue(mfs, "podwatch_list_duration_seconds"); got != 1 {
 		t.Errorf("list duration samples = %v, want 1", got)
 	}
-	if code, body := httpGet(t, client, base+"/readyz"); code != http.StatusOK {
+	if code, body := testutil.HTTPGet(t, client, base+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after the first list = %d %q", code, body)
 	}
 
@@ -152,13 +150,13 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	until("an invalid manifest", func(mfs map[string]*dto.MetricFamily) bool {
-		return metricValue(mfs, "podwatch_manifests", "state", "invalid") == 1
+		return testutil.MetricValue(mfs, "podwatch_manifests", "state", "invalid") == 1
 	})
 	if err := os.Remove(filepath.Join(dir, "b.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	until("one valid manifest", func(mfs map[string]*dto.MetricFamily) bool {
-		return metricValue(mfs, "podwatch_manifests", "state", "valid") == 1
+		return testutil.MetricValue(mfs, "podwatch_manifests", "state", "valid") == 1
 	})
 }
 
@@ -178,76 +176,4 @@ func TestListenMetricsDisabledAndBusy(t *testing.T) {
 	if !errors.Is(err, metrics.ErrListen) {
 		t.Errorf("busy port: err %v, want metrics.ErrListen", err)
 	}
-}
-
-func httpGet(t *testing.T, c *http.Client, url string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode, string(b)
-}
-
-func scrapeMetrics(t *testing.T, c *http.Client, base string) map[string]*dto.MetricFamily {
-	t.Helper()
-	code, body := httpGet(t, c, base+"/metrics")
-	if code != http.StatusOK {
-		t.Fatalf("/metrics = %d %s", code, body)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v", err)
-	}
-	return mfs
-}
-
-// metricValue is the value (sample count for a histogram) of the first
-// series of name carrying the given label pairs; -1 when absent.
-func metricValue(mfs map[string]*dto.MetricFamily, name string, labels ...string) float64 {
-next:
-	for _, m := range mfs[name].GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, l := range m.GetLabel() {
-				found = found || (l.GetName() == labels[i] && l.GetValue() == labels[i+1])
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return -1
-}
-
-// lockedBuffer collects output written from the agent's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

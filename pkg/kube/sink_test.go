@@ -5,9 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/internal/testutil"
 
 	"github.com/podwatch/podwatch/pkg/types"
 
@@ -43,28 +44,10 @@ func mirrorPod(hash string) *v1.Pod {
 		Annotations: map[string]string{MirrorAnnotation: hash}}}
 }
 
-// logBuf collects log lines for assertions.
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func newTestSink(t *testing.T, objs ...runtime.Object) (*Sink, *fake.Clientset, *logBuf) {
+func newTestSink(t *testing.T, objs ...runtime.Object) (*Sink, *fake.Clientset, *testutil.LockedBuffer) {
 	t.Helper()
 	cs := fake.NewClientset(objs...)
-	var lb logBuf
+	var lb testutil.LockedBuffer
 	s, err := NewSink(typed{cs.CoreV1()}, SinkOptions{Node: node}, clocktesting.NewFakeClock(t0), slog.New(slog.NewTextHandler(&lb, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/internal/testutil"
+
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // waitLimit bounds every wait; things take milliseconds.
@@ -76,47 +75,12 @@ func (tg *target) scrape() map[string]*dto.MetricFamily {
 	if code != http.StatusOK {
 		tg.t.Fatalf("/metrics = %d: %s", code, body)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		tg.t.Fatalf("parsing /metrics: %v\n%s", err, body)
-	}
-	return mfs
+	return testutil.ParseMetrics(tg.t, body)
 }
 
-// value returns the value of the series of name whose labels include
-// labels (name=value pairs); -1 when absent.
+// value is testutil.MetricValue, named for this package's many uses.
 func value(mfs map[string]*dto.MetricFamily, name string, labels ...string) float64 {
-	mf := mfs[name]
-	if mf == nil {
-		return -1
-	}
-next:
-	for _, m := range mf.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			if !hasLabel(m, labels[i], labels[i+1]) {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return -1
-}
-
-func hasLabel(m *dto.Metric, name, val string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == val
-		}
-	}
-	return false
+	return testutil.MetricValue(mfs, name, labels...)
 }
 
 func errWatch() error { return errors.New("inotify_add_watch: no space left on device") }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podwatch/podwatch/internal/testutil"
+
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/store"
 )
@@ -49,7 +51,7 @@ func TestPersisterFailureIsLoggedNotFatal(t *testing.T) {
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	p, stop := startPersister(t, notADir, slog.New(slog.NewTextHandler(&logs, nil)))
 	p.Save(diff.State{Salt: []byte("salt")})
 	stop()

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/podwatch/podwatch/internal/testutil"
+
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/store"
 )
@@ -150,7 +152,7 @@ func TestCorruptShardCostsOnlyItsPods(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, shardName(bad)), []byte(`{"pods":{`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	lost := 0
 	for k := range pods {

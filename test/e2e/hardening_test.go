@@ -54,12 +54,6 @@ func startLoggedAgent(t *testing.T, path string) *loggedAgent {
 	return la
 }
 
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // secretPod is a manifest with secrets in every place operators put them.
 // v selects the secret values (and the image), so an UPDATE changes them all.
 func secretPod(v string) string {

@@ -11,10 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/internal/testutil"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -23,23 +24,12 @@ import (
 )
 
 // lockedBuffer is stdout shared between the agent and the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type lockedBuffer struct{ testutil.LockedBuffer }
 
 func (b *lockedBuffer) events(t *testing.T) []v1.Event {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []v1.Event
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(b.Bytes()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var ev v1.Event

@@ -83,14 +83,20 @@ func loadExpectations(t testing.TB) *expectations {
 
 func (e *expectations) save() error {
 	sort.Slice(e.Cases, func(i, j int) bool { return e.Cases[i].File < e.Cases[j].File })
+	return saveJSON(filepath.Join(corpusDir, expectedFile), e)
+}
+
+// saveJSON writes v as -update writes expectations: indented, HTML left
+// unescaped, so a diff of the file reads as the change it is.
+func saveJSON(path string, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(corpusDir, expectedFile), buf.Bytes(), 0o644)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // corpusFiles lists the manifest files on disk: everything but expected.json.

@@ -53,14 +53,7 @@ func loadPairs(t testing.TB) *pairExpectations {
 
 func (e *pairExpectations) save() error {
 	sort.Slice(e.Pairs, func(i, j int) bool { return e.Pairs[i].Name < e.Pairs[j].Name })
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(pairsDir, expectedFile), buf.Bytes(), 0o644)
+	return saveJSON(filepath.Join(pairsDir, expectedFile), e)
 }
 
 // pairNames lists the pairs on disk.
