@@ -1,0 +1,219 @@
+package differential
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+// scenarioEnv makes the test binary, re-executed, play the scenario file it
+// names and print the result instead of running tests: every kubelet file
+// source keeps its goroutines and an inotify instance until the process
+// ends, and instances are few (128 per user by default).
+const scenarioEnv = "PODWATCH_DIFFERENTIAL_SCENARIO"
+
+// resultPrefix starts the child's one line of JSON, so that anything else
+// a library prints to stdout cannot be mistaken for it.
+const resultPrefix = "differential-result: "
+
+const (
+	node = "node-1"
+	// Both sides list the folder every second, podwatch settles bad news
+	// for 200ms: short, so a relist step and a REMOVE cost little, and
+	// far above the time one step takes.
+	relistPeriod = time.Second
+	settleDelay  = 200 * time.Millisecond
+	// waitLimit bounds each wait for a side in the child, for a loaded
+	// 2-core machine; a passing run never comes near it.
+	waitLimit = 20 * time.Second
+	// childLimit bounds a whole child.
+	childLimit = 90 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(scenarioEnv); path != "" {
+		os.Exit(child(path))
+	}
+	os.Exit(m.Run())
+}
+
+// child runs one scenario and prints its Result; the exit code is 0 when a
+// result could be had at all, whatever it says.
+func child(path string) int {
+	res := &Result{Scenario: path}
+	err := func() error {
+		sc, err := Load(path, fixtureDir(path))
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "podwatch-differential-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		ctx, cancel := context.WithTimeout(context.Background(), childLimit)
+		defer cancel()
+		r, err := Run(ctx, sc, Options{Dir: dir, NodeName: node, Relist: relistPeriod, Settle: settleDelay, Wait: waitLimit})
+		if err != nil {
+			return err
+		}
+		res = r
+		return nil
+	}()
+	code := 0
+	if err != nil {
+		res.Error = err.Error()
+		code = 1
+	}
+	out, jerr := json.Marshal(res)
+	if jerr != nil {
+		fmt.Fprintln(os.Stderr, jerr)
+		return 2
+	}
+	fmt.Printf("%s%s\n", resultPrefix, out)
+	return code
+}
+
+func fixtureDir(scenario string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(scenario)), "fixtures")
+}
+
+// runChild re-executes the test binary on one scenario.
+func runChild(t *testing.T, path string) *Result {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), childLimit+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), scenarioEnv+"="+abs)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var res *Result
+	lines := bufio.NewScanner(&stdout)
+	lines.Buffer(nil, 16<<20)
+	for lines.Scan() {
+		if js, ok := strings.CutPrefix(lines.Text(), resultPrefix); ok {
+			res = &Result{}
+			if err := json.Unmarshal([]byte(js), res); err != nil {
+				t.Fatalf("child's result: %v", err)
+			}
+		}
+	}
+	switch {
+	case res == nil:
+		t.Fatalf("child gave no result (%v)\nstdout:\n%s\nstderr:\n%s", runErr, stdout.String(), stderr.String())
+	case res.Error != "":
+		t.Fatalf("child failed: %s\nstderr:\n%s", res.Error, stderr.String())
+	case runErr != nil:
+		t.Fatalf("child: %v\nstderr:\n%s", runErr, stderr.String())
+	}
+	return res
+}
+
+type row struct {
+	name, kubelet, podwatch, agree string
+	words                          []string // the kubelet's, suite-wide checks
+	took                           time.Duration
+}
+
+// TestDifferential plays every scenario to the kubelet and to podwatch and
+// requires the same verdicts, unless the scenario declares a known
+// disagreement; a declared one that no longer happens fails too, so the
+// declarations stay true. Run with -v for the table.
+func TestDifferential(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 15 {
+		t.Fatalf("found %d scenarios, want at least 15", len(paths))
+	}
+	rows := make([]row, len(paths))
+	t.Run("scenario", func(t *testing.T) {
+		for i, path := range paths {
+			sc, err := Load(path, fixtureDir(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run(sc.Name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				res := runChild(t, path)
+				kube, pw := KubeletVerdicts(res), PodwatchVerdicts(res)
+				rows[i] = row{name: sc.Name, words: kube.Words(), took: time.Since(start)}
+				rows[i].kubelet, rows[i].podwatch = FormatPair(kube, pw, res.Phases, node)
+				agree := kube.Equal(pw)
+				detail := func() string {
+					return fmt.Sprintf("kubelet:  %s\npodwatch: %s\nkubelet ops: %+v\npodwatch ops: %+v\nnotes: %q",
+						rows[i].kubelet, rows[i].podwatch, res.Kubelet, res.Podwatch, res.Notes)
+				}
+				switch {
+				case agree && sc.KnownDisagreement != "":
+					rows[i].agree = "yes, but declared known-disagreement"
+					t.Errorf("declared known-disagreement (%s) no longer happens: drop it from the scenario\n%s", sc.KnownDisagreement, detail())
+				case agree:
+					rows[i].agree = "yes"
+				case sc.KnownDisagreement != "":
+					rows[i].agree = "no (known)"
+					t.Logf("known disagreement (%s)\n%s", sc.KnownDisagreement, detail())
+				default:
+					rows[i].agree = "NO"
+					t.Errorf("podwatch disagrees with the kubelet\n%s", detail())
+				}
+			})
+		}
+	})
+	t.Logf("verdicts per pod, phases separated by |:\n%s", table(rows))
+	checkSuite(t, rows)
+}
+
+// checkSuite fails when the kubelet's verdicts, over all scenarios, miss a
+// kind that the scenarios exist to exercise: a harness that saw nothing
+// would otherwise agree with a podwatch that said nothing.
+func checkSuite(t *testing.T, rows []row) {
+	t.Helper()
+	var all []string
+	for _, r := range rows {
+		if r.name == "" {
+			return // a scenario failed and has said why
+		}
+		all = append(all, r.words...)
+	}
+	for _, w := range []string{Appears, Restarts, Goes, Updated} {
+		if !slices.Contains(all, w) {
+			t.Errorf("no scenario shows the kubelet's %q: the harness is not seeing what it should", w)
+		}
+	}
+}
+
+func table(rows []row) string {
+	var sb strings.Builder
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tkubelet\tpodwatch\tagree\ttook")
+	for _, r := range rows {
+		if r.name == "" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fs\n", r.name, r.kubelet, r.podwatch, r.agree, r.took.Seconds())
+	}
+	tw.Flush()
+	return sb.String()
+}
