@@ -9,8 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/podwatch/podwatch/pkg/types"
-
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
