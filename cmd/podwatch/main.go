@@ -82,7 +82,7 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		return 2
 	}
 	log := f.logger(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	a := agent.New(f.Agent, agent.Env{Clock: clock.RealClock{}, Stdout: stdout, Log: log, Version: version})
 	if err := a.Run(ctx); err != nil {

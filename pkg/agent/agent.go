@@ -87,6 +87,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
 		"publishedPods", len(p.loop.state.Pods), "restoredEvents", p.restored, "metricsAddr", addrString(addr))
 
+	if p.inMemory != nil {
+		m.SetStatePersisted(false, p.inMemory)
+		if err := p.rec.Record(ctx, inMemoryWarning(opts.NodeName, opts.StateDir, p.inMemory)); err != nil {
+			log.Error("writing event failed", "reason", types.ReasonStateNotPersisted, "err", err)
+		}
+	}
+
 	// The persister outlives the loop: it takes the loop's last state
 	// after the loop has ended.
 	saveCtx, stopSaving := context.WithCancel(context.WithoutCancel(ctx))

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/source/file"
 	"github.com/podwatch/podwatch/pkg/store"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // parts are the agent's components, built and not yet running.
@@ -25,6 +27,7 @@ type parts struct {
 	rec      *events.Recorder
 	loop     *loop
 	st       *store.Store // nil: running in memory
+	inMemory error        // why st is nil
 	restored int          // Events restored into the recorder
 }
 
@@ -47,7 +50,8 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parts{src: src, st: openStore(opts.StateDir, clk, log)}
+	st, storeErr := openStore(opts.StateDir, clk, log)
+	p := &parts{src: src, st: st, inMemory: storeErr}
 	sinks := []events.Registration{events.StreamTo("stdout", out)}
 	var restore []v1.Event
 	var state diff.State
@@ -88,7 +92,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		},
 	}
 	if p.st != nil {
-		p.loop.saver = published.NewPersister(opts.StateDir, log)
+		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, m.SetStatePersisted)
 	}
 	return p, nil
 }
@@ -119,19 +123,28 @@ func storeLimits() events.Limits {
 }
 
 // openStore opens the local event store; a state dir podwatch cannot use is
-// a Warning, and podwatch runs on in memory.
-func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) *store.Store {
+// a Warning, and podwatch runs on in memory: it returns nil and why.
+func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) (*store.Store, error) {
 	st, err := store.Open(dir, store.Options{}, clk, log)
 	switch {
 	case err == nil:
-		return st
+		return st, nil
 	case errors.Is(err, store.ErrCorrupt):
 		log.Warn("local event store was corrupt and set aside", "err", err)
-		return st
+		return st, nil
 	default:
 		log.Warn("cannot use --state-dir: running in memory; counts and published pods will not survive a restart",
 			"stateDir", dir, "err", err)
-		return nil
+		return nil, err
+	}
+}
+
+// inMemoryWarning is the Node Warning that says, once, that nothing podwatch
+// knows survives a restart.
+func inMemoryWarning(node, dir string, err error) events.Occurrence {
+	return events.Occurrence{
+		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonStateNotPersisted,
+		Message: fmt.Sprintf("--state-dir %s cannot be used (%v): podwatch runs in memory; after a restart every static pod is announced again and Event counts start over", dir, err),
 	}
 }
 

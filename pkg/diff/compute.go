@@ -439,13 +439,17 @@ func published(f *types.File) *PodState {
 	return &PodState{File: f.Name, Hash: f.Pod.Hash, Config: f.Pod.Config, UID: f.Pod.UID, JSON: f.Pod.JSON}
 }
 
+// errNoCopy says the published pod's JSON is gone (its salt was lost with
+// the state on disk), so the fields that changed cannot be named.
+var errNoCopy = errors.New("podwatch has no saved copy of the previous version to compare")
+
 // describe lists the fields that differ between the published pod and the
 // new one; only an UPDATE pays for decoding both. A pod restored from disk
 // holds digests where secrets were, so the new one is then scrubbed too:
 // the fields they stand for are only ever named as changed.
 func describe(p PodState, cur *types.Pod, salt []byte) ([]fieldChange, error) {
 	if len(p.JSON) == 0 {
-		return nil, nil // state from before a restart lost the pod: say less
+		return nil, errNoCopy // say less, but nothing false
 	}
 	old, err := p.object()
 	if err != nil {

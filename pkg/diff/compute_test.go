@@ -429,3 +429,19 @@ func TestStateSurvivesJSON(t *testing.T) {
 		t.Fatalf("reloaded state announced again: [%s]", reasons(chs))
 	}
 }
+
+// A published pod without its JSON (its salt was lost) cannot be compared
+// field by field: the UPDATE says so and names no field, rather than
+// naming every hidden one as changed.
+func TestUpdateWithoutSavedCopySaysSo(t *testing.T) {
+	p := pod("a", "img:1")
+	st := publishedState(t, snap(true, valid("a.yaml", p, t0)))
+	old := *st.Pods[p.Key]
+	old.JSON = nil
+	st.Pods = map[string]*PodState{p.Key: &old}
+	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:2"), t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
+	c := mustOne(t, chs, types.ReasonUpdated)
+	if !strings.Contains(c.Message, "no saved copy of the previous version") || strings.Contains(c.Message, "->") {
+		t.Fatalf("message %q", c.Message)
+	}
+}

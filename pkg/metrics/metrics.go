@@ -58,6 +58,7 @@ type Metrics struct {
 	watchBackoff  prometheus.Gauge
 	pathErr       prometheus.Gauge
 	disabled      prometheus.Gauge
+	persisted     prometheus.Gauge
 
 	mu    sync.Mutex
 	ready readiness
@@ -103,6 +104,10 @@ func New(version string) *Metrics {
 			Name: "podwatch_manifest_path_error",
 			Help: "1 when the manifest path is missing, unreadable or neither a directory nor a file; podwatch_manifests then shows what was last known.",
 		}),
+		persisted: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podwatch_state_persisted",
+			Help: "1 while the published state is saved in --state-dir as of the last change; 0 when the last save failed (it is retried) or podwatch runs in memory, and a restart would announce pods again.",
+		}),
 		disabled: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "podwatch_static_pods_disabled",
 			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
@@ -114,11 +119,12 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	buildInfo.Set(1)
+	m.persisted.Set(1) // until a save fails or the state dir is unusable
 	for _, op := range []types.Op{types.OpAdd, types.OpUpdate, types.OpRemove} {
 		m.changes.WithLabelValues(string(op))
 	}
 	m.reg.MustRegister(m.changes, m.recorded, m.manifests, m.listDuration, m.filesListed,
-		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, buildInfo,
+		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -188,6 +194,25 @@ func (m *Metrics) SetStaticPodsDisabled(disabled bool) {
 	defer m.mu.Unlock()
 	m.disabled.Set(b2f(disabled))
 	m.ready.disabled = disabled
+}
+
+// SetStatePersisted records whether the published state is on disk; err
+// says why not. It does not make podwatch unready: one node's disk must not
+// hold up a DaemonSet's rollout. /readyz names it in its body.
+func (m *Metrics) SetStatePersisted(saved bool, err error) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.persisted.Set(b2f(saved))
+	m.ready.notPersisted = ""
+	if !saved {
+		m.ready.notPersisted = "state not persisted"
+		if err != nil {
+			m.ready.notPersisted += ": " + err.Error()
+		}
+	}
 }
 
 // Ready reports whether podwatch sees the manifest path as the kubelet

@@ -278,3 +278,26 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.ObserveChanges([]types.Change{{Op: types.OpAdd}})
 	m.SetStaticPodsDisabled(true)
 }
+
+// A state not on disk is loud but not unready: the gauge drops to 0 and
+// /readyz names it with 200, so one node's disk cannot stall a rollout.
+func TestStateNotPersistedIsReadyButSaid(t *testing.T) {
+	m := New("test")
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: types.WatchStatus{Up: true}})
+	tg := serve(t, m)
+	if got := value(tg.scrape(), "podwatch_state_persisted"); got != 1 {
+		t.Fatalf("podwatch_state_persisted = %v at start, want 1", got)
+	}
+	m.SetStatePersisted(false, errors.New("no space left on device"))
+	if got := value(tg.scrape(), "podwatch_state_persisted"); got != 0 {
+		t.Fatalf("podwatch_state_persisted = %v after a failed save, want 0", got)
+	}
+	code, body := tg.get("/readyz")
+	if code != http.StatusOK || !strings.Contains(body, "state not persisted: no space left on device") {
+		t.Fatalf("/readyz = %d %q", code, body)
+	}
+	m.SetStatePersisted(true, nil)
+	if code, body := tg.get("/readyz"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Fatalf("/readyz after the save = %d %q", code, body)
+	}
+}

@@ -19,6 +19,9 @@ type readiness struct {
 	listed   bool // a Relist snapshot was seen
 	observed bool // any snapshot was seen: watch is meaningful
 	watch    types.WatchStatus
+	// notPersisted says why the published state is not on disk; empty
+	// when it is. Ready either way, with the reason in the body.
+	notPersisted string
 }
 
 // observe records s and reports whether the watch came back up after
@@ -50,6 +53,9 @@ func (r *readiness) status() (bool, string) {
 			msg += "; next retry at " + r.watch.RetryAt.UTC().Format(time.RFC3339Nano)
 		}
 		return false, msg
+	}
+	if r.notPersisted != "" {
+		return true, "ok; " + r.notPersisted + " (a restart announces every pod again)"
 	}
 	return true, "ok"
 }

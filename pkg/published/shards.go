@@ -1,6 +1,7 @@
 package published
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -27,19 +28,29 @@ func shardOf(key string) int {
 func shardName(i int) string { return fmt.Sprintf("pods-%02d.json", i) }
 
 // Load reads the last published state from dir. An unreadable part costs
-// what it held: its pods are announced again. A state.json that holds the
-// pods itself, as one written before the shards did, still gives them. A
-// state without a salt gets a new random one.
+// what it held and no more: a lost shard, its pods (announced again); a lost
+// state.json, what waited to settle (the salt is kept in every shard too).
+// A pod whose digests were made under a salt no longer known keeps its
+// hash, not its JSON, so its next UPDATE says it cannot name the fields
+// rather than naming every hidden one as changed. A state.json that holds
+// the pods itself, as one written before the shards did, still gives them.
+// A state without a salt gets a new random one.
 func Load(dir string, log *slog.Logger) diff.State {
 	var state diff.State
 	err := store.LoadJSON(dir, StateFile, &state)
 	switch {
-	case err == nil, errors.Is(err, fs.ErrNotExist):
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		state = diff.State{}
 	default:
-		log.Warn("published state unreadable: starting afresh (every pod is announced again)", "err", err)
+		log.Warn("state.json unreadable: what waited to settle starts afresh; the published pods come from their shards", "err", err)
 		state = diff.State{}
 	}
-	pods := map[string]*diff.PodState{}
+	type loaded struct {
+		pod  *diff.PodState
+		salt []byte
+	}
+	pods := map[string]loaded{}
 	shards := 0
 	for i := range PodShards {
 		var part diff.State
@@ -51,14 +62,32 @@ func Load(dir string, log *slog.Logger) diff.State {
 			log.Warn("published pods unreadable: the pods it held are announced again", "file", shardName(i), "err", err)
 		}
 		shards++
+		if len(state.Salt) == 0 && len(part.Salt) > 0 {
+			state.Salt = part.Salt
+			log.Info("the published state's salt is taken from the pod shards", "file", shardName(i))
+		}
 		for k, p := range part.Pods {
 			if shardOf(k) == i {
-				pods[k] = p
+				pods[k] = loaded{p, part.Salt}
 			}
 		}
 	}
 	if shards > 0 || len(state.Pods) == 0 {
-		state.Pods = pods
+		state.Pods = map[string]*diff.PodState{}
+		unsalted := 0
+		for k, l := range pods {
+			p := l.pod
+			if len(l.salt) > 0 && !bytes.Equal(l.salt, state.Salt) || len(l.salt) == 0 && len(state.Salt) == 0 {
+				q := *p
+				q.JSON = nil // its digests cannot be compared any more
+				p = &q
+				unsalted++
+			}
+			state.Pods[k] = p
+		}
+		if unsalted > 0 {
+			log.Warn("the salt of some published pods is lost: their next UPDATE cannot name the fields that changed", "pods", unsalted)
+		}
 	}
 	if len(state.Salt) == 0 {
 		// Keys the digests that stand for secrets on disk. Should the random
@@ -120,7 +149,8 @@ func (w *shardWriter) write(s diff.State) error {
 		if !dirty[i] {
 			continue
 		}
-		if err := store.SaveJSON(w.dir, shardName(i), diff.State{Pods: parts[i]}); err != nil {
+		// Every shard carries the salt, so losing state.json loses no digest.
+		if err := store.SaveJSON(w.dir, shardName(i), diff.State{Pods: parts[i], Salt: s.Salt}); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -167,3 +167,80 @@ func TestCorruptShardCostsOnlyItsPods(t *testing.T) {
 		t.Errorf("no warning naming %s:\n%s", shardName(bad), logs.String())
 	}
 }
+
+// Losing state.json must not lose the salt: every shard carries it, so the
+// digests still compare and a later UPDATE names only what changed.
+func TestLostStateJSONKeepsTheSalt(t *testing.T) {
+	dir := t.TempDir()
+	w := shardWriter{dir: dir}
+	s := diff.State{Pods: podStates(50, "img:1"), Salt: []byte("the-salt")}
+	if err := w.write(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, StateFile)); err != nil {
+		t.Fatal(err)
+	}
+	var logs testutil.LockedBuffer
+	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if string(got.Salt) != "the-salt" {
+		t.Fatalf("salt %q after losing state.json, want the shards' %q", got.Salt, "the-salt")
+	}
+	for k, p := range got.Pods {
+		if len(p.JSON) == 0 {
+			t.Fatalf("%s lost its JSON although its salt is known", k)
+		}
+	}
+	if strings.Contains(logs.String(), "announced again") {
+		t.Fatalf("a log line promises what does not happen:\n%s", logs.String())
+	}
+}
+
+// Shards from before they carried the salt, with state.json gone: the
+// digests in them can no longer be compared, so the pods keep their hash
+// and lose their JSON, and the next UPDATE says less instead of naming
+// every hidden value as changed.
+func TestLostSaltDropsTheUncomparableJSON(t *testing.T) {
+	dir := t.TempDir()
+	pods := podStates(3, "img:1")
+	for i := range PodShards {
+		part := diff.State{Pods: map[string]*diff.PodState{}}
+		for k, p := range pods {
+			if shardOf(k) == i {
+				part.Pods[k] = p
+			}
+		}
+		if err := store.SaveJSON(dir, shardName(i), part); err != nil { // no salt, as older shards were
+			t.Fatal(err)
+		}
+	}
+	got := Load(dir, slog.New(slog.DiscardHandler))
+	if len(got.Pods) != 3 || len(got.Salt) == 0 {
+		t.Fatalf("%d pods, salt %q", len(got.Pods), got.Salt)
+	}
+	for k, p := range got.Pods {
+		if len(p.JSON) != 0 || p.Hash != "img:1" {
+			t.Fatalf("%s = %+v: want its hash kept and its JSON dropped", k, p)
+		}
+	}
+}
+
+// A corrupt state.json costs what waited to settle, not the pods; the log
+// says exactly that.
+func TestCorruptStateJSONKeepsThePods(t *testing.T) {
+	dir := t.TempDir()
+	w := shardWriter{dir: dir}
+	if err := w.write(diff.State{Pods: podStates(5, "img:1"), Salt: []byte("salt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, StateFile), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs testutil.LockedBuffer
+	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if len(got.Pods) != 5 || string(got.Salt) != "salt" {
+		t.Fatalf("%d pods, salt %q after a corrupt state.json", len(got.Pods), got.Salt)
+	}
+	if !strings.Contains(logs.String(), "the published pods come from their shards") || strings.Contains(logs.String(), "every pod is announced again") {
+		t.Fatalf("log does not say what happens:\n%s", logs.String())
+	}
+}

@@ -21,6 +21,9 @@ const (
 	ReasonUnreadable    = "ManifestUnreadable"
 	ReasonPathMissing   = "ManifestPathMissing"
 	ReasonWatchDegraded = "WatchDegraded"
+	// ReasonStateNotPersisted: --state-dir cannot be used and podwatch runs
+	// in memory.
+	ReasonStateNotPersisted = "StateNotPersisted"
 )
 
 // Kinds of Object.

@@ -3,11 +3,15 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/internal/testutil"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -126,6 +130,24 @@ func TestUnusableStateDirRunsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	a := startAgent(t, dir, func(o *agent.Options) { o.StateDir = filepath.Join(notADir, "state") })
+	addrs := make(chan net.Addr, 1)
+	a := startAgent(t, dir, func(o *agent.Options) {
+		o.StateDir = filepath.Join(notADir, "state")
+		o.OnMetricsListen = func(a net.Addr) { addrs <- a }
+	})
 	a.waitEvent("StaticPodAdded", "web.yaml")
+	// Loud, once: a Node Warning, the gauge at 0, and /readyz says why
+	// while staying 200.
+	if ev := a.waitEvent("StateNotPersisted", "runs in memory"); ev.Type != "Warning" || ev.InvolvedObject.Kind != "Node" {
+		t.Fatalf("in-memory Event = %s %s", ev.Type, ev.InvolvedObject.Kind)
+	}
+	base := "http://" + (<-addrs).String()
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	if got := testutil.MetricValue(testutil.ScrapeMetrics(t, client, base), "podwatch_state_persisted"); got != 0 {
+		t.Fatalf("podwatch_state_persisted = %v in memory, want 0", got)
+	}
+	if code, body := testutil.HTTPGet(t, client, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "state not persisted") {
+		t.Fatalf("/readyz in memory = %d %q", code, body)
+	}
 }
