@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/internal/testutil"
+
 	"github.com/podwatch/podwatch/pkg/agent"
 )
 
@@ -49,6 +51,25 @@ func waitMetric(t *testing.T, base, line string) {
 	}
 }
 
+// waitMetricAtLeast polls /metrics until the series of name with labels
+// has a value of at least min.
+func waitMetricAtLeast(t *testing.T, base, name string, min float64, labels ...string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := testutil.MetricValue(testutil.ScrapeMetrics(t, client, base), name, labels...)
+		if got >= min {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v = %v, want at least %v", name, labels, got, min)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestAgentMetricsFollowTheScenario(t *testing.T) {
 	dir := t.TempDir()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
@@ -80,7 +101,9 @@ func TestAgentMetricsFollowTheScenario(t *testing.T) {
 	a.waitEvent("StaticPodRemoved", "web.yaml is invalid")
 	waitMetric(t, base, `podwatch_static_pod_changes_total{op="REMOVE"} 1`)
 	waitMetric(t, base, `podwatch_manifests{state="invalid"} 1`)
-	waitMetric(t, base, `podwatch_events_recorded_total{reason="InvalidManifest",type="Warning"} 1`)
+	// Every relist reports the invalid file again, so by the time a slow
+	// scrape lands the count may be past 1: it must have started.
+	waitMetricAtLeast(t, base, "podwatch_events_recorded_total", 1, "reason", "InvalidManifest", "type", "Warning")
 
 	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)

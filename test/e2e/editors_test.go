@@ -20,7 +20,7 @@ import (
 // an editor or tool, one per line; '#' at the start of a line is a comment.
 //
 //	setup NAME REF              before the agent starts: write NAME
-//	start                       start the agent (settle delay 400ms)
+//	start                       start the agent (settle delay 1s)
 //	wait REASON SUBSTR...       poll until such an event is on stdout
 //	write NAME REF              open(O_CREAT|O_TRUNC), one write, close
 //	chunk NAME REF N PAUSE      open(O_CREAT|O_TRUNC); N times: pause, write 1/N; close
@@ -317,4 +317,4 @@ func TestEditorRealSedInPlace(t *testing.T) {
 
 // editorSettle leaves the scripted writers' pauses (40 ms at most) far
 // inside the settle delay, even on a loaded CI machine.
-func editorSettle(o *agent.Options) { o.Source.SettleDelay = 400 * time.Millisecond }
+func editorSettle(o *agent.Options) { o.Source.SettleDelay = time.Second }
