@@ -113,7 +113,7 @@ func TestCheckScenarios(t *testing.T) {
 			name:  "duplicate pod: the .bak sorts last and wins",
 			paths: []string{"duplicate"},
 			want: []string{
-				`duplicate/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node1" is also defined by kube-apiserver.yaml.bak, which wins (the kubelet keeps the file that sorts last): this file is ignored`,
+				`duplicate/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node1" is also defined by kube-apiserver.yaml.bak, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts`,
 				`duplicate/kube-apiserver.yaml.bak: warning: backup copy: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
 			},
 			summary: "3 files checked: 1 error, 1 warning",
@@ -125,8 +125,8 @@ func TestCheckScenarios(t *testing.T) {
 			want: []string{
 				`leftovers/4913: warning: vim's write test file: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
 				`leftovers/4913: error: kind: Required value: a static pod manifest needs "kind: Pod"`,
-				`leftovers/etcd.yaml: error: pod "kube-system/etcd-node1" is also defined by sedAbc123, which wins (the kubelet keeps the file that sorts last): this file is ignored`,
-				`leftovers/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node1" is also defined by kube-apiserver.yaml~, which wins (the kubelet keeps the file that sorts last): this file is ignored; both define the same pod today, but edits to this one will have no effect`,
+				`leftovers/etcd.yaml: error: pod "kube-system/etcd-node1" is also defined by sedAbc123, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts`,
+				`leftovers/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node1" is also defined by kube-apiserver.yaml~, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts; both define the same pod today`,
 				`leftovers/kube-apiserver.yaml~: warning: editor backup file: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
 				`leftovers/sedAbc123: warning: sed -i temporary file: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
 			},
@@ -380,7 +380,7 @@ func TestExamples(t *testing.T) {
 	code, stdout, _ = runCheckIn(t, "../..", []string{"--node-name=node-1", "--skip=permissions", "../../examples/problems"})
 	want := lines(
 		`examples/problems/etcd.yaml:17: warning: silently ignored: unknown field "spec.containers[0].imagePullPolicyy"`,
-		`examples/problems/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node-1" is also defined by kube-apiserver.yaml.bak, which wins (the kubelet keeps the file that sorts last): this file is ignored`,
+		`examples/problems/kube-apiserver.yaml: error: pod "kube-system/kube-apiserver-node-1" is also defined by kube-apiserver.yaml.bak, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts`,
 		`examples/problems/kube-apiserver.yaml.bak: warning: backup copy: the kubelet reads every file whose name does not start with "." as a manifest; move it out of the directory`,
 		`examples/problems/kube-scheduler.yaml:12: error: spec.restartPolicy: Unsupported value: "always": supported values: "Always", "OnFailure", "Never"`,
 	)

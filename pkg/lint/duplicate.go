@@ -24,10 +24,15 @@ func (c *checker) checkDuplicates(files []File) {
 		}
 		w := &files[winner[f.Pod]]
 		f.Verdict, f.ShadowedBy = Shadowed, w.Path
-		msg := fmt.Sprintf("pod %q is also defined by %s, which wins (the kubelet keeps the file that sorts last): this file is ignored",
+		// The kubelet's relist keeps the winner, but its watch acts on the
+		// file an event names: editing or deleting the shadowed file
+		// swaps (or stops) the pod until the next relist swaps it back.
+		msg := fmt.Sprintf("pod %q is also defined by %s, which wins at every relist (the kubelet keeps the file that sorts last); "+
+			"but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version "+
+			"until its next relist brings the winner back: two restarts",
 			f.Pod, filepath.Base(w.Path))
 		if f.hash == w.hash {
-			msg += "; both define the same pod today, but edits to this one will have no effect"
+			msg += "; both define the same pod today"
 		}
 		c.add(f.Path, 0, Error, CodeDuplicatePod, msg)
 	}

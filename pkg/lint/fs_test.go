@@ -89,8 +89,8 @@ func TestLintDuplicatesLastWins(t *testing.T) {
 	})
 	findings, verdicts, r := check(t, dir, Options{})
 	equal(t, "findings", findings, []string{
-		`a.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by c.yaml, which wins (the kubelet keeps the file that sorts last): this file is ignored; both define the same pod today, but edits to this one will have no effect`,
-		`b.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by c.yaml, which wins (the kubelet keeps the file that sorts last): this file is ignored`,
+		`a.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by c.yaml, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts; both define the same pod today`,
+		`b.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by c.yaml, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts`,
 		`d.yaml:1: error: invalid-manifest: apiVersion: Required value: a static pod manifest needs "apiVersion: v1"`,
 		`z.yaml:9: error: invalid-manifest: spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
 	})
@@ -190,7 +190,7 @@ func TestLintEntriesThatAreNotFiles(t *testing.T) {
 		`dangling.yaml:0: warning: not-regular: broken symlink: the kubelet cannot stat it and skips it`,
 		`devnull.yaml:0: warning: not-regular: character device, not a regular file: the kubelet skips it`,
 		`fifo.yaml:0: warning: not-regular: named pipe (FIFO), not a regular file: the kubelet skips it`,
-		`link.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by real.yaml, which wins (the kubelet keeps the file that sorts last): this file is ignored; both define the same pod today, but edits to this one will have no effect`,
+		`link.yaml:0: error: duplicate-pod: pod "default/web-node1" is also defined by real.yaml, which wins at every relist (the kubelet keeps the file that sorts last); but writing, chmod-ing or deleting this file makes the kubelet act on it at once, running or stopping this file's version until its next relist brings the winner back: two restarts; both define the same pod today`,
 		`loop.yaml:0: warning: not-regular: broken symlink: the kubelet cannot stat it and skips it`,
 	})
 	equal(t, "verdicts", verdicts, []string{
