@@ -416,7 +416,7 @@ func (s *Sink) logForbidden(op string, err error) {
 	s.forbidden[cause] = true
 	s.mu.Unlock()
 	if !seen {
-		s.log.Error("the Kubernetes API refused podwatch's credentials: check the ServiceAccount's ClusterRole (deploy/kubernetes/rbac.yaml); writes are retried with backoff and nothing is dropped while the pending queue has room",
+		s.log.Error("the Kubernetes API refused podwatch's credentials: check the ServiceAccount's ClusterRole (deploy/kubernetes/10-rbac.yaml); writes are retried with backoff and nothing is dropped while the pending queue has room",
 			"op", op, "err", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -233,8 +234,9 @@ func applyDeploy(t *testing.T, s *apiserver.Server) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	// Namespace first: the rest lives in it.
-	for _, f := range []string{"namespace.yaml", "rbac.yaml", "daemonset.yaml"} {
+	// In name order, as kubectl apply -f applies the folder: the numbered
+	// names put the namespace before what lives in it.
+	for _, f := range deployFiles(t) {
 		data, err := os.ReadFile(filepath.Join(deployDir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -245,6 +247,25 @@ func applyDeploy(t *testing.T, s *apiserver.Server) {
 			}
 		}
 	}
+}
+
+// deployFiles are the .yaml files of deploy/kubernetes in name order: what
+// kubectl apply -f reads from the folder.
+func deployFiles(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(deployDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no .yaml files in %s", deployDir)
+	}
+	files := make([]string, len(paths))
+	for i, p := range paths {
+		files[i] = filepath.Base(p)
+	}
+	sort.Strings(files)
+	return files
 }
 
 func applyDoc(ctx context.Context, core corev1client.CoreV1Interface, rbac rbacclient.RbacV1Interface, apps appsclient.AppsV1Interface, doc []byte) error {
