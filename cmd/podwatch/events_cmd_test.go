@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,5 +16,37 @@ func TestEventsCommandUsage(t *testing.T) {
 	}
 	if code := runEvents([]string{"--state-dir", t.TempDir()}, &out, &errOut, time.Now()); code != 0 || !strings.Contains(errOut.String(), "No events found") {
 		t.Fatalf("empty state dir: exit %d stderr %q", code, errOut.String())
+	}
+}
+
+// A --state-dir that is not there is most likely a typo: saying "No events
+// found" with exit 0 would tell the operator all is quiet. An existing
+// folder the agent has not written events.log in yet is quiet.
+func TestEventsCommandStateDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "events.log")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, stateDir, stderr string
+	}{
+		{"missing", filepath.Join(dir, "typo"), "podwatch events: state dir " + filepath.Join(dir, "typo") + ": file does not exist\n"},
+		{"a file", file, "podwatch events: state dir " + file + " is not a directory\n"},
+	} {
+		for _, output := range []string{"wide", "json"} {
+			t.Run(tt.name+" -o "+output, func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				code := runEvents([]string{"--state-dir", tt.stateDir, "-o", output}, &out, &errOut, time.Now())
+				if code != 1 || out.Len() > 0 || errOut.String() != tt.stderr {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", code, out.String(), errOut.String(), tt.stderr)
+				}
+			})
+		}
+	}
+	var out, errOut bytes.Buffer
+	empty := t.TempDir()
+	if code := runEvents([]string{"--state-dir", empty}, &out, &errOut, time.Now()); code != 0 || out.Len() > 0 || errOut.String() != "No events found in "+empty+".\n" {
+		t.Errorf("state dir without events.log: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

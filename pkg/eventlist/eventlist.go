@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -26,8 +27,13 @@ func DefaultOptions(stateDir string) Options {
 
 // Print reads the Events in o.StateDir's store, without locking it, and
 // prints those o selects; it returns how many. A state dir that holds no
-// store yet has none.
+// store yet has none; a state dir that is missing, not a directory or
+// unreadable is an error, since it is most likely a typo in --state-dir and
+// "no events" would hide it.
 func Print(w io.Writer, o Options, now time.Time) (int, error) {
+	if err := checkStateDir(o.StateDir); err != nil {
+		return 0, err
+	}
 	evs, err := store.ReadEvents(o.StateDir)
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return 0, err
@@ -40,6 +46,23 @@ func Print(w io.Writer, o Options, now time.Time) (int, error) {
 		return 0, nil
 	}
 	return len(evs), WriteWide(w, evs, now)
+}
+
+// checkStateDir reports a state dir that is missing or not a directory,
+// naming it: only in an existing folder may a missing events.log mean that
+// the agent has recorded nothing yet. A folder this user may not enter fails
+// later, when the store opens events.log (EACCES, not ENOENT).
+func checkStateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return fmt.Errorf("state dir %s: %w", dir, iofs.ErrNotExist)
+	case err != nil:
+		return fmt.Errorf("state dir: %w", err) // a PathError, naming it
+	case !fi.IsDir():
+		return fmt.Errorf("state dir %s is not a directory", dir)
+	}
+	return nil
 }
 
 // Options say which Events to print, and how.
