@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,36 @@ func TestEventsCommandStateDir(t *testing.T) {
 	empty := t.TempDir()
 	if code := runEvents([]string{"--state-dir", empty}, &out, &errOut, time.Now()); code != 0 || out.Len() > 0 || errOut.String() != "No events found in "+empty+".\n" {
 		t.Errorf("state dir without events.log: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// -o json prints kind List, as kubectl get events -o json does; the help
+// and the README must name that kind, not EventList, or a script written
+// from them looks for the wrong one.
+func TestEventsJSONKindMatchesDocs(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := runEvents([]string{"--state-dir", t.TempDir(), "-o", "json"}, &out, &errOut, time.Now()); code != 0 {
+		t.Fatalf("-o json: exit %d, stderr %q", code, errOut.String())
+	}
+	var list struct{ Kind string }
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.Kind != "List" {
+		t.Fatalf("-o json kind = %q, want List as kubectl prints", list.Kind)
+	}
+	out.Reset()
+	errOut.Reset()
+	runEvents([]string{"--help"}, &out, &errOut, time.Now())
+	help := out.String() + errOut.String()
+	if !strings.Contains(help, "a v1 List of Events") || strings.Contains(help, "EventList") {
+		t.Errorf("podwatch events --help does not say -o json prints a v1 List:\n%s", help)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(readme), "EventList") || !strings.Contains(string(readme), "`-o json` prints the Events as a `v1` `List`") {
+		t.Errorf("README.md does not say podwatch events -o json prints a v1 List")
 	}
 }

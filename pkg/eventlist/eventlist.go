@@ -76,7 +76,7 @@ type Options struct {
 // AddFlags registers the options as podwatch events' flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "podwatch's state folder")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "output format: wide or json (a v1 EventList)")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "output format: wide or json (a v1 List of Events, as kubectl get events -o json prints)")
 	fs.StringVar(&o.For, "for", o.For, "only events about this object, as KIND/NAME (pod/etcd-node-1, node/node-1)")
 	fs.StringSliceVar(&o.Types, "types", o.Types, "only events of these types (Normal, Warning)")
 }
@@ -153,7 +153,9 @@ func WriteWide(w io.Writer, evs []v1.Event, now time.Time) error {
 	return tw.Flush()
 }
 
-// WriteJSON prints evs as a v1 EventList, as kubectl get events -o json.
+// WriteJSON prints evs as kubectl get events -o json does: a v1 List (kind
+// List, not EventList, which is what kubectl prints too, so scripts written
+// for one read the other).
 func WriteJSON(w io.Writer, evs []v1.Event) error {
 	list := v1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: evs}
 	if list.Items == nil {
