@@ -44,8 +44,7 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 	var skip []string
 	fs := pflag.NewFlagSet("podwatch check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	// Help goes to stdout, errors to stderr: both are printed below.
-	fs.Usage = func() {}
+	fs.Usage = func() {} // help on stdout, errors on stderr: both printed below
 	fs.StringVar(&opts.NodeName, "node-name", opts.NodeName, "node the manifests are for, appended to pod names as the kubelet does; taken from $NODE_NAME, else the lowercased hostname")
 	fs.StringVarP(&output, "output", "o", output, "format of the findings: text or json")
 	fs.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
@@ -53,9 +52,7 @@ func runCheck(args []string, stdout io.Writer, stderr io.Writer) int {
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, checkUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, checkUsage, fs)
 			return 0
 		}
 		return usageError(stderr, "podwatch check", err)

@@ -28,13 +28,11 @@ func runEvents(args []string, stdout, stderr io.Writer, now time.Time) int {
 	o := eventlist.DefaultOptions(agent.DefaultStateDir)
 	fs := pflag.NewFlagSet("podwatch events", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, eventsUsage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // printed below, on stdout
 	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			printHelp(stdout, eventsUsage, fs)
 			return 0
 		}
 		return usageError(stderr, "podwatch events", err)

@@ -58,13 +58,11 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 	f := defaultFlags()
 	fs := pflag.NewFlagSet("podwatch", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // printed below, on stdout
 	f.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			printHelp(stdout, usage, fs)
 			return 0
 		}
 		return usageError(stderr, "podwatch", err)
@@ -90,6 +88,17 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 		return 1
 	}
 	return 0
+}
+
+// printHelp writes a command's usage text and its flags to w. Help that was
+// asked for goes to stdout with exit 0, as other tools do, so it can be
+// paged or grepped; only usage errors go to stderr. pflag would print the
+// help to the flag set's output, which is stderr for the errors, so each
+// command's Usage is a no-op and calls this on ErrHelp instead.
+func printHelp(w io.Writer, text string, fs *pflag.FlagSet) {
+	fmt.Fprint(w, text)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // usageError reports a usage error (pflag's ContinueOnError prints none for
