@@ -42,3 +42,20 @@ func TestRealMainUsageAndVersion(t *testing.T) {
 		t.Errorf("--help: exit %d, want 0", code)
 	}
 }
+
+// A negative --file-check-frequency is refused at start with exit 2 and an
+// error that says 0 is the way to ask for the default.
+func TestNegativeFileCheckFrequencyIsAUsageError(t *testing.T) {
+	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	var out strings.Builder
+	code := realMain([]string{"--file-check-frequency", "-1s", "--node-name", "n", "--path", t.TempDir()}, &out, errFile)
+	stderr, _ := os.ReadFile(errFile.Name())
+	want := "podwatch: --file-check-frequency must not be negative (0 means the default, 20s), got -1s\n"
+	if code != 2 || string(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want exit 2, stderr %q", code, stderr, want)
+	}
+}

@@ -41,6 +41,10 @@ func New(opts Options, env Env) *Agent {
 	if env.Stdout == nil {
 		env.Stdout = io.Discard
 	}
+	// The source turns --file-check-frequency 0 into its default; take the
+	// period it will use here, so that the start log and the WatchDegraded
+	// message ("changes are seen at the next relist (every ...)") say it.
+	opts.Source.FileCheckFrequency = opts.Source.EffectiveFileCheckFrequency()
 	return &Agent{opts: opts, env: env}
 }
 

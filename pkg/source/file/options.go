@@ -43,7 +43,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Path, "path", o.Path,
 		"Directory of static pod manifests, or a single manifest file, as the kubelet's --pod-manifest-path.")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency,
-		"How often to list --path in full, as the kubelet's --file-check-frequency.")
+		"How often to list --path in full, as the kubelet's --file-check-frequency; 0 means the default, as it does for the kubelet.")
 	fs.DurationVar(&o.SettleDelay, "settle-delay", o.SettleDelay,
 		"How long a file written in place must stay unchanged before its content is trusted.")
 }
@@ -59,7 +59,7 @@ func (o Options) Validate() error {
 		errs = append(errs, errors.New("node name is required"))
 	}
 	if o.FileCheckFrequency < 0 {
-		errs = append(errs, fmt.Errorf("--file-check-frequency must be positive, got %v", o.FileCheckFrequency))
+		errs = append(errs, fmt.Errorf("--file-check-frequency must not be negative (0 means the default, %v), got %v", DefaultFileCheckFrequency, o.FileCheckFrequency))
 	}
 	if o.SettleDelay < 0 {
 		errs = append(errs, fmt.Errorf("--settle-delay must not be negative, got %v", o.SettleDelay))
@@ -71,12 +71,21 @@ func (o *Options) setDefaults() {
 	if o.Path == "" {
 		o.Path = DefaultPath
 	}
-	if o.FileCheckFrequency == 0 {
-		o.FileCheckFrequency = DefaultFileCheckFrequency
-	}
+	o.FileCheckFrequency = o.EffectiveFileCheckFrequency()
 	if o.SettleDelay == 0 {
 		o.SettleDelay = DefaultSettleDelay
 	}
+}
+
+// EffectiveFileCheckFrequency is the period a Source lists at: 0 takes the
+// default, as the kubelet's config defaulting turns a 0 fileCheckFrequency
+// into 20s. Callers that report the period use this, not the raw option, so
+// they say what the Source does.
+func (o Options) EffectiveFileCheckFrequency() time.Duration {
+	if o.FileCheckFrequency == 0 {
+		return DefaultFileCheckFrequency
+	}
+	return o.FileCheckFrequency
 }
 
 // cleanPath trims trailing separators as the kubelet does, keeping "/" itself.
