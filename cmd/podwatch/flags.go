@@ -47,7 +47,7 @@ func (f *flags) logger(w io.Writer) *slog.Logger {
 	if f.Verbosity > 0 {
 		level = slog.LevelDebug
 	}
-	hopts := &slog.HandlerOptions{Level: level}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationString}
 	var log *slog.Logger
 	if f.LogFormat == "json" {
 		log = slog.New(slog.NewJSONHandler(w, hopts))
@@ -56,4 +56,16 @@ func (f *flags) logger(w io.Writer) *slog.Logger {
 	}
 	klog.SetSlogLogger(log)
 	return log
+}
+
+// durationString prints a time.Duration as Go's duration string ("20s",
+// "1m30s"), the form the flags take, instead of the JSON handler's integer
+// nanoseconds, which nobody reads at a glance and which a reader of the
+// text logs would not recognise as the same value. The text handler already
+// prints that form; doing it in both keeps them alike.
+func durationString(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
