@@ -1,0 +1,163 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Pod is a pod as the runtime sees it: the kubelet puts the pod's namespace,
+// name and UID in every sandbox's metadata.
+type Pod struct {
+	Namespace, Name, UID string
+}
+
+// FullName is namespace/name, as the kubelet's log lines name pods.
+func (p Pod) FullName() string { return p.Namespace + "/" + p.Name }
+
+// ActionOp is what the kubelet asked the runtime to do with a sandbox.
+type ActionOp string
+
+// The sandbox calls recorded.
+const (
+	ActionStart  ActionOp = "start"  // RunPodSandbox
+	ActionStop   ActionOp = "stop"   // StopPodSandbox
+	ActionRemove ActionOp = "remove" // RemovePodSandbox
+)
+
+// Action is one sandbox call the kubelet made, in the order it made them.
+type Action struct {
+	At      time.Time
+	Op      ActionOp
+	Pod     Pod
+	Sandbox string
+}
+
+// SyncLoop is one "SyncLoop ADD|UPDATE|REMOVE|DELETE" log line: the
+// kubelet's config reaching its sync loop. The lines name pods by
+// namespace/name only, without the UID.
+type SyncLoop struct {
+	At     time.Time // when the harness read the line
+	Op     string
+	Source string
+	Pods   []string
+}
+
+// History is what the kubelet has done so far. It is safe for concurrent use.
+type History struct {
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every record
+	actions   []Action
+	loops     []SyncLoop
+	sandboxes map[string]Pod
+}
+
+func newHistory() *History {
+	return &History{changed: make(chan struct{}), sandboxes: map[string]Pod{}}
+}
+
+// Snapshot is a copy of a History at one moment.
+type Snapshot struct {
+	Actions []Action
+	Loops   []SyncLoop
+}
+
+// Snapshot copies what has been recorded.
+func (h *History) Snapshot() Snapshot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops)}
+}
+
+// Wait returns once cond holds for what has been recorded, re-checking it
+// after every new record, or ctx's error with the last snapshot.
+func (h *History) Wait(ctx context.Context, cond func(Snapshot) bool) (Snapshot, error) {
+	for {
+		h.mu.Lock()
+		ch := h.changed
+		h.mu.Unlock()
+		s := h.Snapshot()
+		if cond(s) {
+			return s, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return s, fmt.Errorf("waiting for the kubelet: %w", ctx.Err())
+		}
+	}
+}
+
+// notify wakes the waiters; h.mu is held.
+func (h *History) notify() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+func (h *History) addSandbox(at time.Time, id string, p Pod) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sandboxes[id] = p
+	h.actions = append(h.actions, Action{At: at, Op: ActionStart, Pod: p, Sandbox: id})
+	h.notify()
+}
+
+func (h *History) sandboxAction(at time.Time, op ActionOp, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.actions = append(h.actions, Action{At: at, Op: op, Pod: h.sandboxes[id], Sandbox: id})
+	h.notify()
+}
+
+func (h *History) addLoop(l SyncLoop) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.loops = append(h.loops, l)
+	h.notify()
+}
+
+// PodState is where one pod UID stands in a Snapshot.
+type PodState struct {
+	Pod     Pod
+	Started time.Time
+	Stopped time.Time // zero while it runs
+}
+
+// UIDs lists, for the pod named fullName, each UID the kubelet started a
+// sandbox for, in the order it started them, and when it first stopped one
+// of that UID's sandboxes. The kubelet stops a sandbox more than once (on
+// kill and again on cleanup); the first stop counts.
+func (s Snapshot) UIDs(fullName string) []PodState {
+	var out []PodState
+	idx := map[string]int{}
+	for _, a := range s.Actions {
+		if a.Pod.FullName() != fullName {
+			continue
+		}
+		i, seen := idx[a.Pod.UID]
+		switch {
+		case a.Op == ActionStart && !seen:
+			idx[a.Pod.UID] = len(out)
+			out = append(out, PodState{Pod: a.Pod, Started: a.At})
+		case a.Op == ActionStart:
+			out[i].Stopped = time.Time{} // a new sandbox for the same UID
+		case seen && out[i].Stopped.IsZero():
+			out[i].Stopped = a.At
+		}
+	}
+	return out
+}
+
+// LoopOps lists the SyncLoop operations naming fullName from the file
+// source, in order.
+func (s Snapshot) LoopOps(fullName string) []string {
+	var out []string
+	for _, l := range s.Loops {
+		if l.Source == "file" && slices.Contains(l.Pods, fullName) {
+			out = append(out, l.Op)
+		}
+	}
+	return out
+}

@@ -1,0 +1,347 @@
+//go:build linux
+
+package kubelet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	utilsysctl "k8s.io/component-helpers/node/util/sysctl"
+)
+
+// Sysctls are the kernel settings the kubelet's container manager sets at
+// start (setupKernelTunables), with the values it wants. In its mount
+// namespace each is a read-only file holding that value, so the kubelet
+// reads what it wants and writes nothing.
+func Sysctls() map[string]int {
+	return map[string]int{
+		utilsysctl.VMOvercommitMemory: utilsysctl.VMOvercommitMemoryAlways,
+		utilsysctl.VMPanicOnOOM:       utilsysctl.VMPanicOnOOMInvokeOOMKiller,
+		utilsysctl.KernelPanic:        utilsysctl.KernelPanicRebootTimeout,
+		utilsysctl.KernelPanicOnOops:  utilsysctl.KernelPanicOnOopsAlways,
+		utilsysctl.RootMaxKeys:        utilsysctl.RootMaxKeysSetting,
+		utilsysctl.RootMaxBytes:       utilsysctl.RootMaxBytesSetting,
+	}
+}
+
+// tmpfsDirs are the host folders the kubelet writes to on its own (its root
+// dir, pod and container logs), separated by spaces; each is a fresh tmpfs
+// in its namespace.
+const tmpfsDirs = "/var/lib /var/log"
+
+// isolate is the shell between unshare and the kubelet: it mounts what
+// protects the host, then execs the command. Its arguments are pairs of a
+// file holding a value and the /proc/sys file to cover with it, then "--"
+// and the command.
+const isolate = `set -eu
+for d in $TMPFS; do mount -t tmpfs -o mode=0755 tmpfs "$d"; done
+while [ "$1" != -- ]; do
+	mount --bind "$1" "$2"
+	mount -o remount,bind,ro "$2"
+	shift 2
+done
+shift
+exec "$@"
+`
+
+// Config is what Start needs.
+type Config struct {
+	Binary string // the kubelet, from apiserver.BuildKubelet
+	// Dir is an empty folder for the kubelet's config, socket, logs and
+	// manifests; its path must be short enough for a unix socket (about
+	// 100 bytes).
+	Dir string
+	// NodeName is --hostname-override; the kubelet lowercases it.
+	NodeName string
+	// FileCheckFrequency is how often the kubelet lists the manifest
+	// folder in full. Default 2s.
+	FileCheckFrequency time.Duration
+}
+
+// Kubelet is a running kubelet.
+type Kubelet struct {
+	// Manifests is the kubelet's staticPodPath.
+	Manifests string
+	// Log is the kubelet's stderr, CRILog the fake CRI's call log.
+	Log, CRILog string
+	hist        *History
+	cri         *cri
+	cmd         *exec.Cmd
+	exited      chan struct{}
+	waitErr     error // set before exited is closed
+	closeLogs   func()
+}
+
+// History is what the kubelet has done so far.
+func (k *Kubelet) History() *History { return k.hist }
+
+// Isolation reports why the kubelet cannot be isolated here (no root, no
+// unshare(1), no private mount namespace), nil when it can. It tries the
+// very mounts Start makes, with true(1) in place of the kubelet.
+func Isolation(dir string) error {
+	if os.Geteuid() != 0 {
+		return errors.New("needs root for a private mount namespace")
+	}
+	cmd, err := isolated(dir, "true")
+	if err != nil {
+		return err
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("no private mount namespace with tmpfs and read-only sysctls here: %v: %s", err, out)
+	}
+	return nil
+}
+
+// isolated is argv run in a new private mount namespace set up by isolate.
+// The sysctl values are written to files under dir.
+func isolated(dir string, argv ...string) (*exec.Cmd, error) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil, fmt.Errorf("no unshare(1) here: %w", err)
+	}
+	vals := filepath.Join(dir, "sysctl")
+	if err := os.MkdirAll(vals, 0o755); err != nil {
+		return nil, err
+	}
+	args := []string{"--mount", "--propagation", "private", "sh", "-c", isolate, "sh"}
+	for name, v := range Sysctls() {
+		f := filepath.Join(vals, strings.ReplaceAll(name, "/", "."))
+		if err := os.WriteFile(f, []byte(strconv.Itoa(v)+"\n"), 0o444); err != nil {
+			return nil, err
+		}
+		args = append(args, f, filepath.Join("/proc/sys", name))
+	}
+	args = append(append(args, "--"), argv...)
+	cmd := exec.Command(unshare, args...)
+	cmd.Env = append(os.Environ(), "TMPFS="+tmpfsDirs)
+	// The kubelet must not outlive a test binary that dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
+}
+
+// Start runs the fake CRI and the kubelet on cfg.Dir/manifests and returns
+// once the kubelet's healthz answers, or the error that kept it from it.
+func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
+	if cfg.FileCheckFrequency == 0 {
+		cfg.FileCheckFrequency = 2 * time.Second
+	}
+	k := &Kubelet{
+		Manifests: filepath.Join(cfg.Dir, "manifests"),
+		Log:       filepath.Join(cfg.Dir, "kubelet.log"),
+		CRILog:    filepath.Join(cfg.Dir, "cri.log"),
+		hist:      newHistory(),
+		exited:    make(chan struct{}),
+	}
+	// Until Start succeeds, what it started is undone on the way out.
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	// The kubelet runs from an empty folder of its own: a container with
+	// no log path makes its log cleanup delete what "*" matches there.
+	cwd := filepath.Join(cfg.Dir, "cwd")
+	for _, d := range []string{k.Manifests, cwd} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	criLog, err := os.Create(k.CRILog)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { criLog.Close() })
+	logFile, err := os.Create(k.Log)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { logFile.Close() })
+	k.closeLogs = func() {
+		criLog.Close()
+		logFile.Close()
+	}
+	sock := filepath.Join(cfg.Dir, "cri.sock")
+	if k.cri, err = startCRI(sock, criLog, k.hist); err != nil {
+		return nil, err
+	}
+	undo = append(undo, k.cri.stop)
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(cfg.Dir, "config.yaml")
+	if err := os.WriteFile(conf, []byte(config(k.Manifests, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
+		return nil, err
+	}
+	if k.cmd, err = isolated(cfg.Dir, cfg.Binary, "--config="+conf, "--hostname-override="+cfg.NodeName, "--v=2"); err != nil {
+		return nil, err
+	}
+	k.cmd.Dir = cwd
+	k.cmd.Stdout = logFile
+	stderr, err := k.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := k.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		// The log is read to its end before Wait, which closes the pipe.
+		k.readLog(stderr, logFile)
+		k.waitErr = k.cmd.Wait()
+		close(k.exited)
+	}()
+	if err := k.awaitHealthy(ctx, ports[1]); err != nil {
+		undo = nil // Stop undoes it all now
+		return nil, errors.Join(err, k.Stop())
+	}
+	return k, nil
+}
+
+// config is the KubeletConfiguration: the static pod folder and the fake
+// CRI, its own ports on loopback, and off everything that would touch the
+// host beyond its mount namespace or fail against a fake runtime.
+func config(manifests, endpoint string, period time.Duration, port, healthz int) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: %q
+fileCheckFrequency: %s
+containerRuntimeEndpoint: %q
+imageServiceEndpoint: %q
+address: 127.0.0.1
+port: %d
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+# No unauthenticated port; and in standalone mode there is no API server
+# to ask for webhook authentication or authorization.
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+# These machines run cgroup v1, which the kubelet refuses by default. The
+# fake runtime creates no cgroups; the kubelet should create none either.
+failCgroupV1: false
+cgroupsPerQOS: false
+cgroupDriver: cgroupfs
+enforceNodeAllocatable: []
+failSwapOn: false
+# Nothing of the host's: no resolv.conf for pods, no iptables chains.
+resolvConf: ""
+makeIPTablesUtilChains: false
+# A test machine's disk may be fuller than the default thresholds allow,
+# and eviction would stop pods for reasons no manifest gives.
+evictionHard: {}
+`, manifests, period, endpoint, endpoint, port, healthz)
+}
+
+// freePorts are n loopback ports free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// awaitHealthy polls the kubelet's healthz until it answers 200, the
+// kubelet exits or ctx ends.
+func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-k.exited:
+			return fmt.Errorf("the kubelet exited before it was healthy: %v (log: %s)", k.waitErr, k.Log)
+		case <-ctx.Done():
+			return fmt.Errorf("the kubelet was not healthy in time (log: %s): %w", k.Log, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// syncLoopLine matches the kubelet's klog text line for a config update
+// reaching its sync loop, e.g.
+// I0102 15:04:05.000000 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/a"]
+var syncLoopLine = regexp.MustCompile(`"SyncLoop (ADD|UPDATE|REMOVE|DELETE)" source="([^"]*)" pods=\[([^\]]*)\]`)
+
+// readLog copies the kubelet's stderr to w and records its SyncLoop lines.
+func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(w, line)
+		m := syncLoopLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		var pods []string
+		for p := range strings.SplitSeq(m[3], ",") {
+			if p = strings.Trim(strings.TrimSpace(p), `"`); p != "" {
+				pods = append(pods, p)
+			}
+		}
+		k.hist.addLoop(SyncLoop{At: time.Now(), Op: m[1], Source: m[2], Pods: pods})
+	}
+	_, _ = io.Copy(w, r) // a line too long for the scanner: keep the rest
+}
+
+// Stop ends the kubelet (SIGTERM, then SIGKILL after 10s) and the fake
+// CRI. The kubelet's mount namespace, and with it every tmpfs and bind
+// mount, goes with its process.
+func (k *Kubelet) Stop() error {
+	defer func() {
+		k.cri.stop()
+		k.closeLogs()
+	}()
+	select {
+	case <-k.exited:
+		return nil
+	default:
+	}
+	_ = k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-k.exited:
+	case <-time.After(10 * time.Second):
+		_ = k.cmd.Process.Kill()
+		<-k.exited
+	}
+	var exit *exec.ExitError
+	if errors.As(k.waitErr, &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
+		return nil // SIGTERM ends the kubelet without a clean exit code
+	}
+	return k.waitErr
+}
