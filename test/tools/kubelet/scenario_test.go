@@ -1,3 +1,5 @@
+//go:build linux
+
 package kubelet_test
 
 import (
@@ -143,4 +145,14 @@ func (s step) apply(dir string, sc scenario) error {
 		return os.Remove(filepath.Join(dir, s.args[0]))
 	}
 	return fmt.Errorf("step %q is not applied to the folder", s.verb)
+}
+
+// The scenarios are read without a kubelet too, so a malformed one fails
+// where the kubelet cannot run (-short, no root).
+func TestScenariosParse(t *testing.T) {
+	for _, sc := range loadScenarios(t) {
+		if len(sc.pods) == 0 {
+			t.Errorf("%s: no fixture names a pod", sc.name)
+		}
+	}
 }
