@@ -16,6 +16,19 @@ type Snapshot struct {
 	// (a dot name changed, events were lost). It is false after watch events
 	// that named the files they touched.
 	Relist bool
+	// Seq numbers the snapshots of one Source, from 1, so that Changed can
+	// say what it is relative to; zero when the snapshot is not numbered
+	// (built by hand), and then Changed means nothing.
+	Seq uint64
+	// Changed names (base names, each once, sorted) the files added,
+	// removed or replaced since the snapshot numbered Seq-1: every file not
+	// named is the same *File as there. It lets a consumer that kept the
+	// previous snapshot's result touch only what changed, where comparing
+	// every file would make one change cost the size of the folder. nil
+	// when unknown, and after every relist (a relist is an occurrence of
+	// every file's problems for the kubelet, so it is looked at in full).
+	// Non-nil and empty when no file changed.
+	Changed []string
 	// Single is true when Path names a single file (as of the last list that
 	// could stat it).
 	Single bool

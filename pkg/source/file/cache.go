@@ -79,6 +79,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 			f := *e.file
 			f.Complete = true
 			e.file = &f
+			s.touch(name)
 		}
 		return true
 	}
@@ -147,6 +148,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 		next.ChangedAt, next.Complete = e.file.ChangedAt, e.file.Complete || complete
 	}
 	e.file, e.kind = &next, k
+	s.touch(name)
 	if isNew {
 		s.cache[name] = e
 		s.namesDirty = true
@@ -157,6 +159,7 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 func (s *Source) forget(name string) {
 	if _, ok := s.cache[name]; ok {
 		delete(s.cache, name)
+		s.touch(name)
 		s.namesDirty = true
 		s.log.Debug("manifest file removed", "file", name)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,13 @@ type Source struct {
 	retry    clock.Timer // armed while the watch is down
 	retryAt  time.Time
 	lastList listStats
+	// seq is the Seq of the last snapshot built.
+	seq uint64
+	// touched holds the names whose entry was replaced or forgotten since
+	// the last snapshot, for Snapshot.Changed; touchedAll says a relist
+	// looked at every name since.
+	touched    map[string]struct{}
+	touchedAll bool
 }
 
 // New checks opts (zero values take the defaults) and builds a Source. It
@@ -85,6 +93,7 @@ func New(opts Options, clk clock.WithTicker, log *slog.Logger) (*Source, error) 
 		wallNow:      time.Now,
 		missingRetry: missingRetry,
 		cache:        map[string]*entry{},
+		touched:      map[string]struct{}{},
 	}, nil
 }
 
@@ -180,8 +189,11 @@ func (s *Source) snapshot(relist bool) types.Snapshot {
 	for i, e := range s.order {
 		files[i] = e.file
 	}
+	s.seq++
 	snap := types.Snapshot{
 		Time:    s.clk.Now(),
+		Seq:     s.seq,
+		Changed: s.changedSince(relist),
 		Relist:  relist,
 		Single:  s.single,
 		Path:    s.path,
@@ -193,4 +205,27 @@ func (s *Source) snapshot(relist bool) types.Snapshot {
 		snap.ListDuration, snap.Listed = s.lastList.took, s.lastList.listed
 	}
 	return snap
+}
+
+// changedSince is Snapshot.Changed for the snapshot being built, and starts
+// counting afresh for the next one.
+func (s *Source) changedSince(relist bool) []string {
+	var changed []string
+	if !relist && !s.touchedAll {
+		changed = make([]string, 0, len(s.touched))
+		for name := range s.touched {
+			changed = append(changed, name)
+		}
+		slices.Sort(changed)
+	}
+	clear(s.touched)
+	s.touchedAll = false
+	return changed
+}
+
+// touch records that the entry for name was replaced or forgotten.
+func (s *Source) touch(name string) {
+	if !s.touchedAll {
+		s.touched[name] = struct{}{}
+	}
 }
