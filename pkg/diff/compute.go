@@ -19,17 +19,34 @@ import (
 // Compute compares the published state with a snapshot of the folder and
 // returns the changes to publish, the state to keep, and when to call again
 // on the same snapshot because something is waiting to settle (zero when
-// nothing is).
+// nothing is). prev is left as it was.
 func Compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, State, time.Time) {
+	return compute(prev, snap, now, opts)
+}
+
+func compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, State, time.Time) {
 	c := &computation{
 		snap:        snap,
 		now:         now,
 		opts:        opts.withDefaults(),
-		next:        prev.cloneSharingPods(),
 		livePending: map[string]bool{},
 		liveProblem: map[string]bool{},
 	}
-	c.run()
+	c.next = prev.cloneSharingPods()
+	c.next.base = nil
+	if c.incremental(prev.base) {
+		c.sweep(c.touchedIDs())
+	} else {
+		c.run()
+		c.sweepAll()
+	}
+	c.next.base = c.baseline()
+	return c.changes, c.next, c.recheck
+}
+
+// sweepAll forgets what this step found no longer there: pending waits and
+// reported problems nothing looked at again.
+func (c *computation) sweepAll() {
 	for id := range c.next.Pending {
 		if !c.livePending[id] {
 			delete(c.next.Pending, id)
@@ -40,7 +57,6 @@ func Compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]ty
 			delete(c.next.Reported, id)
 		}
 	}
-	return c.changes, c.next, c.recheck
 }
 
 type computation struct {
@@ -54,6 +70,9 @@ type computation struct {
 	livePending map[string]bool
 	liveProblem map[string]bool
 	podsOwned   bool // next.Pods is a copy, no longer prev's
+	plain       bool // the plain path ran: every valid file is its pod's winner
+	// touched are the files the incremental step looked at, sorted.
+	touched []string
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -71,11 +90,7 @@ func (c *computation) ownPods() {
 // file finds a file of the snapshot by name: Files is sorted, and a
 // binary search spares each change a map of every file.
 func (c *computation) file(name string) *types.File {
-	i, ok := slices.BinarySearchFunc(c.snap.Files, name, func(f *types.File, n string) int { return strings.Compare(f.Name, n) })
-	if !ok {
-		return nil
-	}
-	return c.snap.Files[i]
+	return lookup(c.snap.Files, name)
 }
 
 // want is the file the kubelet takes a pod from.
@@ -112,6 +127,7 @@ func (c *computation) run() {
 		return
 	default:
 		if plan, ok := c.plainPlan(); ok {
+			c.plain = true
 			c.fileProblems()
 			c.plainChanges(plan)
 			return
@@ -179,32 +195,39 @@ func (c *computation) desired() map[string]want {
 // ignored content) and returns the names of the unreadable files.
 func (c *computation) fileProblems() map[string]bool {
 	var unreadable map[string]bool
-	for i := range c.snap.Files {
-		f := c.snap.Files[i]
-		switch {
-		case f.NotRegular:
-		case f.ReadErr != nil:
+	for _, f := range c.snap.Files {
+		if c.fileProblem(f) {
 			if unreadable == nil {
 				unreadable = map[string]bool{}
 			}
 			unreadable[f.Name] = true
-			c.problem("unreadable/"+f.Name, f.ChangedAt, false, types.Change{
-				Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), File: f.Name,
-				Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
-			})
-		case f.Err != nil:
-			c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
-				Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
-				Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
-			})
-		case f.Pod != nil && len(f.Pod.Ignored) > 0:
-			c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
-				Type: v1.EventTypeWarning, Reason: types.ReasonIgnored, Object: c.node(), File: f.Name,
-				Message: ignoredMessage(f),
-			})
 		}
 	}
 	return unreadable
+}
+
+// fileProblem reports f's own problem, if any, and whether f is unreadable.
+func (c *computation) fileProblem(f *types.File) bool {
+	switch {
+	case f.NotRegular:
+	case f.ReadErr != nil:
+		c.problem("unreadable/"+f.Name, f.ChangedAt, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), File: f.Name,
+			Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
+		})
+		return true
+	case f.Err != nil:
+		c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
+			Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
+		})
+	case f.Pod != nil && len(f.Pod.Ignored) > 0:
+		c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
+			Type: v1.EventTypeWarning, Reason: types.ReasonIgnored, Object: c.node(), File: f.Name,
+			Message: ignoredMessage(f),
+		})
+	}
+	return false
 }
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {

@@ -36,3 +36,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// comparable is o as two steps must share it for the second to build on
+// the first: the test switch aside.
+func (o Options) comparable() Options {
+	o.fullOnly = false
+	return o
+}

@@ -27,6 +27,12 @@ type State struct {
 	// JSON on disk (see Scrubbed). main sets it once per state dir from a
 	// random source; without one, UPDATEs still compare digests, unkeyed.
 	Salt []byte `json:"salt,omitempty"`
+
+	// base is set when the step that made this State left it plain for the
+	// snapshot it saw (see incremental.go), so that the next snapshot may be
+	// diffed by what it changed alone. Not persisted: a restored State is
+	// diffed in full once.
+	base *baseline
 }
 
 // PodState is one published pod.
@@ -53,7 +59,7 @@ func (p PodState) object() (*v1.Pod, error) {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, base: s.base}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

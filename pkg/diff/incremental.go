@@ -1,0 +1,161 @@
+package diff
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// The incremental step is the plain path for a snapshot that names what it
+// changed (types.Snapshot.Changed): it touches the named files alone, so
+// that one change costs the same in a folder of ten files or ten thousand.
+//
+// It needs the previous step to have left a plain State (a baseline): every
+// valid file of that snapshot defines a pod no other file defines, and that
+// pod is published from it with its Hash and Config; nothing waits to settle
+// (so every problem of a file not named again has been reported, and stays
+// quiet until the next relist); no pod waits at all. Then what the full
+// path would do for an unnamed file is nothing, and only the named files
+// can move. Anything that might make a published pod lose its file (a
+// REMOVE, a kept pod, a changed winner) or define a key twice falls back to
+// the full path, as do a relist, a missing or unreadable path, and single-
+// file mode. TestIncrementalMatchesFull holds it to the full path.
+
+// baseline is what a plain State was computed from.
+type baseline struct {
+	seq   uint64
+	files []*types.File // that snapshot's Files, shared and read-only
+	now   time.Time
+	opts  Options
+}
+
+// baseline returns the baseline for the next step when this one left the
+// state plain, nil otherwise.
+func (c *computation) baseline() *baseline {
+	s := c.snap
+	if s.Seq == 0 || s.PathErr != nil || s.Single || !c.recheck.IsZero() {
+		return nil
+	}
+	for id := range c.livePending { // what is still live is still in Pending
+		if strings.HasPrefix(id, "pod/") {
+			return nil
+		}
+	}
+	// The plain and incremental paths leave every valid file's pod
+	// published once nothing waits; the full path may not.
+	if !c.plain && !c.podsPlain() {
+		return nil
+	}
+	return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
+}
+
+// podsPlain reports whether the published pods are exactly the pods of the
+// valid files, each from its own file, as the kubelet has them.
+func (c *computation) podsPlain() bool {
+	n := 0
+	for _, f := range c.snap.Files {
+		if !validPod(f) {
+			continue
+		}
+		p := c.next.Pods[f.Pod.Key]
+		if p == nil || p.File != f.Name || p.Hash != f.Pod.Hash || p.Config != f.Pod.Config {
+			return false
+		}
+		n++
+	}
+	return n == len(c.next.Pods)
+}
+
+// incremental runs the incremental step when b allows it, and reports
+// whether it did; when it did not, it had no side effect.
+func (c *computation) incremental(b *baseline) bool {
+	s := c.snap
+	if b == nil || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
+		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts {
+		return false
+	}
+	names := s.Changed
+	if !slices.IsSorted(names) {
+		names = slices.Sorted(slices.Values(names))
+	}
+	names = slices.Compact(slices.Clone(names))
+	var plan []planned
+	for _, name := range names {
+		was, cur := lookup(b.files, name), lookup(s.Files, name)
+		var wasKey, curKey string
+		if was != nil && validPod(was) {
+			wasKey = was.Pod.Key
+		}
+		if cur != nil && validPod(cur) {
+			curKey = cur.Pod.Key
+		}
+		switch {
+		case wasKey != "" && wasKey != curKey:
+			return false // a published pod loses its file
+		case curKey == "":
+		case wasKey == curKey:
+			p := c.next.Pods[curKey]
+			if p == nil || p.File != name {
+				return false // not the baseline it claims to be
+			}
+			if p.Hash != cur.Pod.Hash || p.Config != cur.Pod.Config {
+				plan = append(plan, planned{f: cur, p: p, had: true})
+			}
+		default:
+			if _, ok := c.next.Pods[curKey]; ok {
+				return false // a second file for a published pod, or a new winner
+			}
+			for _, w := range plan {
+				if !w.had && w.f.Pod.Key == curKey {
+					return false // two new files define one pod
+				}
+			}
+			plan = append(plan, planned{f: cur})
+		}
+	}
+	c.plain = true
+	c.touched = names
+	c.watchProblem()
+	for _, name := range names {
+		if f := lookup(s.Files, name); f != nil {
+			c.fileProblem(f)
+		}
+	}
+	c.plainChanges(plan)
+	return true
+}
+
+// touchedIDs are the problem IDs the incremental step may have made stale:
+// those of the named files, and the watch's.
+func (c *computation) touchedIDs() []string {
+	ids := make([]string, 0, 1+3*len(c.touched))
+	ids = append(ids, "watch")
+	for _, name := range c.touched {
+		ids = append(ids, "unreadable/"+name, "invalid/"+name, "ignored/"+name)
+	}
+	return ids
+}
+
+// sweep is sweepAll for the problems ids alone: the incremental step leaves
+// every other entry as the full path would.
+func (c *computation) sweep(ids []string) {
+	for _, id := range ids {
+		if !c.liveProblem[id] {
+			delete(c.next.Reported, id)
+		}
+		if pid := "problem/" + id; !c.livePending[pid] {
+			delete(c.next.Pending, pid)
+		}
+	}
+}
+
+// lookup finds a file by name in files, sorted by name.
+func lookup(files []*types.File, name string) *types.File {
+	i, ok := slices.BinarySearchFunc(files, name, func(f *types.File, n string) int { return strings.Compare(f.Name, n) })
+	if !ok {
+		return nil
+	}
+	return files[i]
+}

@@ -1,0 +1,144 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+
+	v1 "k8s.io/api/core/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
+)
+
+// TestIncrementalMatchesFull drives random folders through Compute twice,
+// on the full path alone and with every fast path, with snapshots numbered
+// and naming what they changed as the file source's do. Every step must give
+// the same changes, state and recheck time on both.
+func TestIncrementalMatchesFull(t *testing.T) {
+	names := []string{"a.yaml", "b.yaml", "c.yaml", "c.yaml.bak", "d.yaml", "e.yaml", "f.yaml", "g.yaml"}
+	images := []string{"img:1", "img:2", "img:3"}
+	pods := map[string]*types.Pod{}
+	podFor := func(key, image string, uid, restyle, ignored bool) *types.Pod {
+		id := fmt.Sprint(key, image, uid, restyle, ignored)
+		if pods[id] == nil {
+			p := pod(key, image, func(p *v1.Pod) {
+				if uid {
+					p.UID = ktypes.UID("u-" + key)
+				}
+			})
+			if restyle {
+				p = restyled(p)
+			}
+			if ignored {
+				p.Ignored = []types.Ignored{{Line: 3, What: `unknown field "spec.foo"`}}
+			}
+			pods[id] = p
+		}
+		return pods[id]
+	}
+	badErr := errors.New("spec.containers[0].image: Required value")
+	readErr := errors.New("permission denied")
+	incSteps, incChanges, incProblems := 0, 0, 0
+	const seeds, steps = 400, 40
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		now := t0
+		files := map[string]*types.File{}
+		full, fast := State{}, State{}
+		var seq uint64
+		for step := range steps {
+			changed := map[string]bool{}
+			for range 1 + rng.IntN(2) {
+				name := names[rng.IntN(len(names))]
+				changed[name] = true
+				f := &types.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(5)) * time.Second), Complete: rng.IntN(6) > 0}
+				key := "k-" + name // most files define a pod of their own
+				if rng.IntN(30) == 0 || name == "c.yaml.bak" && rng.IntN(6) == 0 {
+					key = "k-" + names[rng.IntN(4)]
+				}
+				switch r := rng.IntN(40); {
+				case r < 2 && files[name] != nil:
+					g := *files[name] // the same content seen again
+					g.Complete = g.Complete || f.Complete
+					f = &g
+				case r < 30:
+					f.Pod = podFor(key, images[rng.IntN(len(images))], rng.IntN(5) == 0, rng.IntN(5) == 0, rng.IntN(10) == 0)
+				case r < 33:
+					f.Err = badErr
+				case r < 34:
+					f.ReadErr = readErr
+				case r < 36:
+					f.NotRegular = true
+				case r < 38:
+					continue // written again, as it was
+				default:
+					delete(files, name)
+					continue
+				}
+				files[name] = f
+			}
+			seq++
+			if rng.IntN(30) == 0 {
+				seq++ // a snapshot the diff never saw
+			}
+			s := types.Snapshot{Time: now, Seq: seq, Relist: rng.IntN(8) == 0, Path: "/m", Watch: types.WatchStatus{Up: rng.IntN(30) > 0}}
+			if !s.Watch.Up {
+				s.Watch.Err = errors.New("inotify: no space left on device")
+			}
+			switch rng.IntN(60) {
+			case 0:
+				s.PathErr = fs.ErrNotExist
+			case 1:
+				s.PathErr = fs.ErrPermission
+			}
+			if !s.Relist && rng.IntN(20) > 0 {
+				s.Changed = []string{}
+				if rng.IntN(6) == 0 {
+					changed[names[rng.IntN(len(names))]] = true // a name that did not change
+				}
+				s.Changed = slices.Sorted(maps.Keys(changed))
+			}
+			for _, n := range names {
+				if f, ok := files[n]; ok {
+					s.Files = append(s.Files, f)
+				}
+			}
+
+			dry := &computation{snap: s, now: now, opts: testOpts.withDefaults(), next: fast.cloneSharingPods(),
+				livePending: map[string]bool{}, liveProblem: map[string]bool{}}
+			if dry.incremental(fast.base) {
+				incSteps++
+				for _, ch := range dry.changes {
+					if ch.Op != "" {
+						incChanges++
+					} else {
+						incProblems++
+					}
+				}
+			}
+
+			fullOpts := testOpts
+			fullOpts.fullOnly = true
+			chFull, nextFull, recFull := Compute(full, s, now, fullOpts)
+			chFast, nextFast, recFast := Compute(fast, s, now, testOpts)
+			if !reflect.DeepEqual(chFull, chFast) || !recFull.Equal(recFast) || !sameState(nextFull, nextFast) {
+				t.Fatalf("seed %d step %d: full and fast paths differ\nfull: %s recheck %v\nfast: %s recheck %v\nfull state %+v\nfast state %+v",
+					seed, step, reasons(chFull), recFull, reasons(chFast), recFast, nextFull, nextFast)
+			}
+			full, fast = nextFull, nextFast
+			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+		}
+	}
+	// The comparison proves something only if the incremental step ran often.
+	if incSteps < seeds*steps/4 || incChanges < seeds*steps/4 || incProblems < seeds*steps/50 {
+		t.Fatalf("the incremental step ran in %d steps of %d, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)
+	}
+	t.Logf("incremental step taken in %d of %d steps, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)
+}
