@@ -28,7 +28,7 @@ type loop struct {
 	clk     clock.WithTicker
 	opts    diff.Options
 	log     *slog.Logger
-	state   diff.State
+	state   diff.State // advanced in place; the persister gets it by Share
 	snap    *types.Snapshot
 
 	recheck clock.Timer // something waits to settle
@@ -104,8 +104,7 @@ func (l *loop) step(ctx context.Context) {
 		return
 	}
 	now := l.clk.Now()
-	changes, next, recheck := diff.Compute(l.state, *l.snap, now, l.opts)
-	l.state = next
+	changes, recheck := diff.Advance(&l.state, *l.snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
 		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
@@ -137,7 +136,7 @@ func (l *loop) persist() {
 	if !l.dirty {
 		return
 	}
-	l.saver.Save(l.state)
+	l.saver.Save(l.state.Share())
 	l.dirty = false
 }
 

@@ -80,3 +80,35 @@ func BenchmarkIncrementalOneChange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAdvanceOneChange is BenchmarkIncrementalOneChange for the
+// agent's loop, which advances one State in place.
+func BenchmarkAdvanceOneChange(b *testing.B) {
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			files := make([]types.File, n)
+			for i := range files {
+				files[i] = valid(fmt.Sprintf("pod-%05d.yaml", i), pod(fmt.Sprintf("pod-%05d", i), "img:1"), t0)
+			}
+			s := snap(true, files...)
+			s.Seq = 1
+			st := publishedState(b, s)
+			versions := [2]types.File{
+				valid(files[0].Name, pod("pod-00000", "img:2"), t0),
+				valid(files[0].Name, pod("pod-00000", "img:1"), t0),
+			}
+			changed := []string{files[0].Name}
+			b.ResetTimer()
+			for i := range b.N {
+				next := s
+				next.Files = slices.Clone(s.Files)
+				next.Files[0] = &versions[i%2]
+				next.Seq, next.Relist, next.Changed = s.Seq+1, false, changed
+				if chs, _ := Advance(&st, next, t0.Add(time.Hour), testOpts); len(chs) != 1 {
+					b.Fatalf("changes = %d", len(chs))
+				}
+				s = next
+			}
+		})
+	}
+}

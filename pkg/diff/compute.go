@@ -21,10 +21,34 @@ import (
 // on the same snapshot because something is waiting to settle (zero when
 // nothing is). prev is left as it was.
 func Compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, State, time.Time) {
-	return compute(prev, snap, now, opts)
+	return compute(prev, snap, now, opts, false)
 }
 
-func compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, State, time.Time) {
+// Advance is Compute for a caller that keeps one State and replaces it with
+// each result: *s becomes the next State, its maps changed in place where
+// Compute would copy them, so that one change in a large folder does not
+// copy every published pod. A State handed to anyone else must be taken
+// with Share, which makes the next Advance copy first.
+func Advance(s *State, snap types.Snapshot, now time.Time, opts Options) ([]types.Change, time.Time) {
+	if !s.owned {
+		*s = s.cloneSharingPods()
+		s.Pods = maps.Clone(s.Pods)
+	}
+	changes, next, recheck := compute(*s, snap, now, opts, true)
+	next.owned = true
+	*s = next
+	return changes, recheck
+}
+
+// Share returns s for another holder, such as the persister's goroutine, to
+// keep: the maps it shares with s are never changed again, as the next
+// Advance of s copies them first.
+func (s *State) Share() State {
+	s.owned = false
+	return *s
+}
+
+func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPlace bool) ([]types.Change, State, time.Time) {
 	c := &computation{
 		snap:        snap,
 		now:         now,
@@ -32,7 +56,12 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options) ([]ty
 		livePending: map[string]bool{},
 		liveProblem: map[string]bool{},
 	}
-	c.next = prev.cloneSharingPods()
+	if inPlace {
+		c.next = prev.withMaps()
+		c.podsOwned = true
+	} else {
+		c.next = prev.cloneSharingPods()
+	}
 	c.next.base = nil
 	if c.incremental(prev.base) {
 		c.sweep(c.touchedIDs())

@@ -17,10 +17,12 @@ import (
 	ktypes "k8s.io/apimachinery/pkg/types"
 )
 
-// TestIncrementalMatchesFull drives random folders through Compute twice,
-// on the full path alone and with every fast path, with snapshots numbered
-// and naming what they changed as the file source's do. Every step must give
-// the same changes, state and recheck time on both.
+// TestIncrementalMatchesFull drives random folders through three chains of
+// steps: Compute on the full path alone, Compute with every fast path, and
+// Advance (which changes the State in place), with snapshots numbered and
+// naming what they changed as the file source's do. Every step must give
+// the same changes, state and recheck time on all three, and a State taken
+// with Share must never change afterwards.
 func TestIncrementalMatchesFull(t *testing.T) {
 	names := []string{"a.yaml", "b.yaml", "c.yaml", "c.yaml.bak", "d.yaml", "e.yaml", "f.yaml", "g.yaml"}
 	images := []string{"img:1", "img:2", "img:3"}
@@ -51,7 +53,9 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		now := t0
 		files := map[string]*types.File{}
-		full, fast := State{}, State{}
+		full, fast, adv := State{}, State{}, State{}
+		type frozen struct{ shared, copy State }
+		var shared []frozen
 		var seq uint64
 		for step := range steps {
 			changed := map[string]bool{}
@@ -128,9 +132,23 @@ func TestIncrementalMatchesFull(t *testing.T) {
 			fullOpts.fullOnly = true
 			chFull, nextFull, recFull := Compute(full, s, now, fullOpts)
 			chFast, nextFast, recFast := Compute(fast, s, now, testOpts)
+			chAdv, recAdv := Advance(&adv, s, now, testOpts)
 			if !reflect.DeepEqual(chFull, chFast) || !recFull.Equal(recFast) || !sameState(nextFull, nextFast) {
 				t.Fatalf("seed %d step %d: full and fast paths differ\nfull: %s recheck %v\nfast: %s recheck %v\nfull state %+v\nfast state %+v",
 					seed, step, reasons(chFull), recFull, reasons(chFast), recFast, nextFull, nextFast)
+			}
+			if !reflect.DeepEqual(chFull, chAdv) || !recFull.Equal(recAdv) || !sameState(nextFull, unowned(adv)) {
+				t.Fatalf("seed %d step %d: Compute and Advance differ\nCompute: %s recheck %v\nAdvance: %s recheck %v\nCompute state %+v\nAdvance state %+v",
+					seed, step, reasons(chFull), recFull, reasons(chAdv), recAdv, nextFull, adv)
+			}
+			if rng.IntN(5) == 0 {
+				sh := adv.Share()
+				shared = append(shared, frozen{sh, deepCopy(sh)})
+			}
+			for i, f := range shared {
+				if !sameState(f.shared, f.copy) {
+					t.Fatalf("seed %d step %d: the State shared %d steps ago changed\nnow %+v\nwas %+v", seed, step, len(shared)-i, f.shared, f.copy)
+				}
 			}
 			full, fast = nextFull, nextFast
 			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
@@ -141,4 +159,18 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		t.Fatalf("the incremental step ran in %d steps of %d, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)
 	}
 	t.Logf("incremental step taken in %d of %d steps, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)
+}
+
+// unowned is s as Compute would return it: whether Advance may change it in
+// place is no part of what it says.
+func unowned(s State) State {
+	s.owned = false
+	return s
+}
+
+func deepCopy(s State) State {
+	s.Pods = maps.Clone(s.Pods)
+	s.Pending = maps.Clone(s.Pending)
+	s.Reported = maps.Clone(s.Reported)
+	return s
 }

@@ -33,6 +33,9 @@ type State struct {
 	// diffed by what it changed alone. Not persisted: a restored State is
 	// diffed in full once.
 	base *baseline
+	// owned says no one else holds the maps: Advance may change them in
+	// place.
+	owned bool
 }
 
 // PodState is one published pod.
@@ -54,6 +57,21 @@ func (p PodState) object() (*v1.Pod, error) {
 		return nil, fmt.Errorf("diff: decode published pod from %s: %w", p.File, err)
 	}
 	return &pod, nil
+}
+
+// withMaps is s itself, with a map wherever it had none, for a step that
+// changes it in place.
+func (s State) withMaps() State {
+	if s.Pods == nil {
+		s.Pods = map[string]*PodState{}
+	}
+	if s.Pending == nil {
+		s.Pending = map[string]time.Time{}
+	}
+	if s.Reported == nil {
+		s.Reported = map[string]string{}
+	}
+	return s
 }
 
 // cloneSharingPods copies s but for Pods, which Compute copies on its first

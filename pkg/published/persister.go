@@ -42,7 +42,7 @@ func NewPersister(dir string, clk clock.WithTicker, log *slog.Logger, onStatus f
 
 // Save hands s over to be written, replacing a state still waiting. It
 // never blocks. Only one goroutine (the loop) may call it; s must not be
-// changed afterwards (diff.Compute returns a new State each time).
+// changed afterwards (as diff.Compute's results and State.Share's are not).
 func (p *Persister) Save(s diff.State) {
 	select {
 	case <-p.next:
