@@ -51,39 +51,26 @@ func BenchmarkScrubbedPod(b *testing.B) {
 // BenchmarkIncrementalOneChange is BenchmarkComputeOneChange with snapshots
 // that name what they changed, as the file source's do.
 func BenchmarkIncrementalOneChange(b *testing.B) {
-	for _, n := range []int{1, 1000, 10000} {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			files := make([]types.File, n)
-			for i := range files {
-				files[i] = valid(fmt.Sprintf("pod-%05d.yaml", i), pod(fmt.Sprintf("pod-%05d", i), "img:1"), t0)
-			}
-			s := snap(true, files...)
-			s.Seq = 1
-			st := publishedState(b, s)
-			versions := [2]types.File{
-				valid(files[0].Name, pod("pod-00000", "img:2"), t0),
-				valid(files[0].Name, pod("pod-00000", "img:1"), t0),
-			}
-			changed := []string{files[0].Name}
-			b.ResetTimer()
-			for i := range b.N {
-				next := s
-				next.Files = slices.Clone(s.Files)
-				next.Files[0] = &versions[i%2]
-				next.Seq, next.Relist, next.Changed = s.Seq+1, false, changed
-				chs, st2, _ := Compute(st, next, t0.Add(time.Hour), testOpts)
-				if len(chs) != 1 {
-					b.Fatalf("changes = %d", len(chs))
-				}
-				st, s = st2, next
-			}
-		})
-	}
+	benchNamedChange(b, func(st *State, next types.Snapshot) int {
+		chs, st2, _ := Compute(*st, next, t0.Add(time.Hour), testOpts)
+		*st = st2
+		return len(chs)
+	})
 }
 
 // BenchmarkAdvanceOneChange is BenchmarkIncrementalOneChange for the
 // agent's loop, which advances one State in place.
 func BenchmarkAdvanceOneChange(b *testing.B) {
+	benchNamedChange(b, func(st *State, next types.Snapshot) int {
+		chs, _ := Advance(st, next, t0.Add(time.Hour), testOpts)
+		return len(chs)
+	})
+}
+
+// benchNamedChange flips one file's image back and forth in folders of
+// several sizes, each snapshot naming the file it changed, and steps the
+// state with step, which returns how many changes it made.
+func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) int) {
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			files := make([]types.File, n)
@@ -104,8 +91,8 @@ func BenchmarkAdvanceOneChange(b *testing.B) {
 				next.Files = slices.Clone(s.Files)
 				next.Files[0] = &versions[i%2]
 				next.Seq, next.Relist, next.Changed = s.Seq+1, false, changed
-				if chs, _ := Advance(&st, next, t0.Add(time.Hour), testOpts); len(chs) != 1 {
-					b.Fatalf("changes = %d", len(chs))
+				if got := step(&st, next); got != 1 {
+					b.Fatalf("changes = %d", got)
 				}
 				s = next
 			}

@@ -216,10 +216,7 @@ func nobodyDir(t *testing.T) string {
 // uid 65534, skipping when the switch is refused.
 func buildAgentFor(t *testing.T, root string) string {
 	t.Helper()
-	bin := filepath.Join(root, "podwatch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPodwatch(t, root)
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}

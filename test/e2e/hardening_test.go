@@ -349,10 +349,7 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "podwatch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPodwatch(t, t.TempDir())
 	dir, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
 	writeByRename(t, dir, "first.yaml", manifestYAML("first", "nginx:1.29"))
 	const shutdownTimeout = 3 * time.Second
@@ -508,10 +505,7 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "podwatch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPodwatch(t, t.TempDir())
 	dir, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	cmd := exec.Command(bin, "--path", dir, "--state-dir", stateDir, "--node-name", testNode, "-o", "json",
@@ -561,4 +555,15 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(stateDir, published.StateFile)); err != nil {
 		t.Fatalf("state not saved at SIGHUP: %v", err)
 	}
+}
+
+// buildPodwatch builds the podwatch binary into dir, for tests that must
+// run the process itself (signals, another uid).
+func buildPodwatch(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "podwatch")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/podwatch/podwatch/cmd/podwatch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
