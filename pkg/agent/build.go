@@ -46,7 +46,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := events.NewStreamSink(a.env.Stdout, opts.Output)
+	out, err := events.NewStreamSink(a.env.Stdout, opts.Output, opts.Events.EffectiveTextRepeatInterval(), clk)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink, err := events.NewStreamSink(io.Discard, events.OutputText)
+	sink, err := events.NewStreamSink(io.Discard, events.OutputText, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

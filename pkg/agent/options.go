@@ -88,7 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from --kubeadm-flags-file's --hostname-override, else $NODE_NAME, else the hostname; trimmed and lowercased as the kubelet does.")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text, or json (one v1 Event per line).")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text (an unchanged Event again at most every --event-text-repeat-interval), or json (one v1 Event per line, every occurrence).")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "On SIGTERM or SIGINT, how long to flush pending event writes before exiting.")
 	fs.StringVar(&o.KubeadmFlags, "kubeadm-flags-file", o.KubeadmFlags, "kubeadm's kubelet flags file (e.g. /var/lib/kubelet/kubeadm-flags.env): its --hostname-override names the node unless --node-name is given. A missing file is skipped.")

@@ -27,6 +27,9 @@ const (
 	DefaultRetryMax          = time.Minute
 	DefaultRetryJitter       = 0.2
 	DefaultWriteTimeout      = 10 * time.Second
+	// DefaultTextRepeatInterval lets a problem that lasts all day put a
+	// handful of lines an hour into the journal rather than one per relist.
+	DefaultTextRepeatInterval = 10 * time.Minute
 )
 
 // Options tune a Recorder. Zero values take the defaults above.
@@ -68,6 +71,13 @@ type Options struct {
 	RetryJitter float64
 	// WriteTimeout bounds one Write call to a delivered sink.
 	WriteTimeout time.Duration
+	// TextRepeatInterval is the least time between two text lines on
+	// stdout for one Event whose message did not change (a new Event or a
+	// new message is printed at once). JSON output prints every occurrence.
+	// Negative: text prints every occurrence too. Read it through
+	// EffectiveTextRepeatInterval; the Recorder does not use it, the stream
+	// sink does.
+	TextRepeatInterval time.Duration
 }
 
 // AddFlags registers the --event-* flags on fs with the current values (or
@@ -98,6 +108,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Random extra part of each retry wait, as a fraction of it, so agents failing together do not retry in step (negative: none).")
 	fs.DurationVar(&o.WriteTimeout, "event-write-timeout", o.WriteTimeout,
 		"Timeout of one write to a delivered sink.")
+	fs.DurationVar(&o.TextRepeatInterval, "event-text-repeat-interval", o.TextRepeatInterval,
+		"With --output text, least time between two lines for the same Event while its message stays the same; a new Event or message is printed at once (negative: every occurrence). --output json prints every occurrence.")
 }
 
 // Validate reports options New would reject. Zero values are valid: they
@@ -176,4 +188,14 @@ func (o *Options) setDefaults() {
 	if o.RetryJitter == 0 {
 		o.RetryJitter = DefaultRetryJitter
 	}
+	o.TextRepeatInterval = o.EffectiveTextRepeatInterval()
+}
+
+// EffectiveTextRepeatInterval is TextRepeatInterval with 0 taking the
+// default: what the stream sink is to be built with.
+func (o Options) EffectiveTextRepeatInterval() time.Duration {
+	if o.TextRepeatInterval == 0 {
+		return DefaultTextRepeatInterval
+	}
+	return o.TextRepeatInterval
 }

@@ -16,7 +16,7 @@ func TestFlagsShowDefaultsAndParse(t *testing.T) {
 		"event-cache-size": "4096", "event-ttl": "1h0m0s", "event-aggregate-max": "10",
 		"event-aggregate-interval": "10m0s", "event-key-interval": "1m0s", "event-qps": "5",
 		"event-burst": "25", "event-pending-max": "4096", "event-retry-initial": "1s", "event-retry-max": "1m0s",
-		"event-write-timeout": "10s",
+		"event-write-timeout": "10s", "event-text-repeat-interval": "10m0s",
 	} {
 		f := fs.Lookup(flag)
 		if f == nil || f.DefValue != want {

@@ -189,10 +189,17 @@ func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
 	var errs []error
 	for _, s := range r.stream {
 		err := s.sink.Write(ctx, ev, ev.Count > 1)
+		held := errors.Is(err, errRepeatHeld)
+		if held {
+			err = nil
+		}
 		r.mu.Lock()
-		if err != nil {
+		switch {
+		case held:
+			s.stats.Coalesced++
+		case err != nil:
 			s.stats.failed(err)
-		} else {
+		default:
 			s.stats.Written++
 		}
 		r.mu.Unlock()

@@ -159,11 +159,11 @@ func TestNewRejectsBadRegistrations(t *testing.T) {
 
 func TestStreamSinkFormats(t *testing.T) {
 	var js, txt bytes.Buffer
-	jsonSink, err := NewStreamSink(&js, OutputJSON)
+	jsonSink, err := NewStreamSink(&js, OutputJSON, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	textSink, _ := NewStreamSink(&txt, OutputText)
+	textSink, _ := NewStreamSink(&txt, OutputText, 0, nil)
 	r, _ := newTest(t, Options{}, []Registration{StreamTo("json", jsonSink), StreamTo("text", textSink)}, nil)
 	mustRecord(t, r, Occurrence{Object: PodRef("default", "web-node-1"), Type: "Normal", Reason: "StaticPodAdded", Message: "web.yaml: added"})
 	var ev v1.Event
@@ -177,7 +177,7 @@ func TestStreamSinkFormats(t *testing.T) {
 	if txt.String() != want {
 		t.Fatalf("text line\n got %q\nwant %q", txt.String(), want)
 	}
-	if _, err := NewStreamSink(&js, "yaml"); err == nil {
+	if _, err := NewStreamSink(&js, "yaml", 0, nil); err == nil {
 		t.Fatal("unknown format accepted")
 	}
 }

@@ -3,12 +3,15 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 )
 
 // Output formats of the stream sink.
@@ -17,19 +20,48 @@ const (
 	OutputJSON = "json"
 )
 
-// StreamSink writes every Event write as one line: JSON (a v1 Event as
-// kubectl get event -o json shows it) or readable text.
+// errRepeatHeld is what a StreamSink returns for a text line it held back:
+// the Recorder counts the occurrence as coalesced, not as a failure.
+var errRepeatHeld = errors.New("events: repeat held back")
+
+// StreamSink writes Event writes as lines: JSON (a v1 Event as kubectl get
+// event -o json shows it), one per occurrence, or readable text. Text goes
+// to a journal that people read, where an ongoing problem reported at every
+// relist would drown the rest: a text line is printed when its Event is new
+// or its message changed, and otherwise at most once per repeat interval,
+// with the count reached.
 type StreamSink struct {
 	w      io.Writer
 	format string
+	repeat time.Duration // text only; not positive: every occurrence
+	clk    clock.PassiveClock
+
+	mu        sync.Mutex
+	printed   map[string]printedLine // by namespace/name of the Event
+	lastSweep time.Time
 }
 
-// NewStreamSink returns a sink writing format (OutputText or OutputJSON) to w.
-func NewStreamSink(w io.Writer, format string) (*StreamSink, error) {
+// printedLine is the last text line printed for one Event.
+type printedLine struct {
+	at      time.Time
+	message string
+}
+
+// NewStreamSink returns a sink writing format (OutputText or OutputJSON) to
+// w. In text, an Event whose message stays the same is printed again at most
+// once per repeat (0: DefaultTextRepeatInterval; negative: every
+// occurrence), as told by clk (nil: the real clock).
+func NewStreamSink(w io.Writer, format string, repeat time.Duration, clk clock.PassiveClock) (*StreamSink, error) {
 	if format != OutputText && format != OutputJSON {
 		return nil, fmt.Errorf("events: unknown output format %q (want %s or %s)", format, OutputText, OutputJSON)
 	}
-	return &StreamSink{w: w, format: format}, nil
+	if repeat == 0 {
+		repeat = DefaultTextRepeatInterval
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &StreamSink{w: w, format: format, repeat: repeat, clk: clk, printed: map[string]printedLine{}}, nil
 }
 
 // Write implements Sink.
@@ -42,12 +74,49 @@ func (s *StreamSink) Write(_ context.Context, ev *v1.Event, _ bool) error {
 		}
 		line = append(b, '\n')
 	} else {
+		if !s.due(ev) {
+			return errRepeatHeld
+		}
 		line = []byte(FormatText(ev))
 	}
 	if _, err := s.w.Write(line); err != nil {
 		return fmt.Errorf("events: write %s: %w", ev.Name, err)
 	}
 	return nil
+}
+
+// due reports whether the text line of ev is to be printed now, and if so
+// notes it as printed.
+func (s *StreamSink) due(ev *v1.Event) bool {
+	if s.repeat <= 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clk.Now()
+	s.sweep(now)
+	id := ev.Namespace + "/" + ev.Name
+	last, ok := s.printed[id]
+	if ok && last.message == ev.Message && now.Sub(last.at) < s.repeat {
+		return false
+	}
+	s.printed[id] = printedLine{at: now, message: ev.Message}
+	return true
+}
+
+// sweep forgets, once per repeat interval, the Events printed longer ago
+// than that: their next line is due anyway, so remembering them would only
+// grow the map with every Event ever printed.
+func (s *StreamSink) sweep(now time.Time) {
+	if now.Sub(s.lastSweep) < s.repeat {
+		return
+	}
+	s.lastSweep = now
+	for id, p := range s.printed {
+		if now.Sub(p.at) >= s.repeat {
+			delete(s.printed, id)
+		}
+	}
 }
 
 // FormatText renders an Event as one readable line.
