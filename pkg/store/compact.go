@@ -28,8 +28,8 @@ func (s *Store) shouldCompact() bool {
 	return false
 }
 
-// prune drops Events past the TTL, then the oldest past MaxEvents, and
-// says how many went. Their records become dead data.
+// prune drops Events past the TTL, then the oldest past MaxEvents (see
+// evict), and says how many went. Their records become dead data.
 func (s *Store) prune(now time.Time) int {
 	n := len(s.live)
 	cutoff := now.Add(-s.opts.TTL)
@@ -43,15 +43,18 @@ func (s *Store) prune(now time.Time) int {
 	return n - len(s.live)
 }
 
-// evict drops the Events with the oldest lastTimestamp until at most
-// MaxEvents remain: one linear scan when one Event is over, one sort when a
-// batch put many over.
-func (s *Store) evict() {
-	over := len(s.live) - s.opts.MaxEvents
-	switch {
-	case over <= 0:
-		return
-	case over == 1:
+// evict drops the Events with the oldest lastTimestamp once more than
+// MaxEvents are live, and says how many went. It drops a tenth of MaxEvents
+// at once, not just the one over: the caller compacts right after, so that
+// the log, which readers list in full, never holds more than MaxEvents
+// either, and a steady stream of new Events costs one rewrite of the live
+// set per tenth of MaxEvents rather than one per Event.
+func (s *Store) evict() int {
+	if len(s.live) <= s.opts.MaxEvents {
+		return 0
+	}
+	over := len(s.live) - (s.opts.MaxEvents - s.opts.MaxEvents/10)
+	if over == 1 {
 		var oldest string
 		var oe *entry
 		for k, e := range s.live {
@@ -61,7 +64,7 @@ func (s *Store) evict() {
 		}
 		delete(s.live, oldest)
 		s.liveBytes -= oe.size
-		return
+		return 1
 	}
 	keys := make([]string, 0, len(s.live))
 	for k := range s.live {
@@ -72,6 +75,7 @@ func (s *Store) evict() {
 		s.liveBytes -= s.live[k].size
 		delete(s.live, k)
 	}
+	return over
 }
 
 // tryCompact compacts when the log asks for it but is not a failure of

@@ -73,25 +73,58 @@ func TestMaxEventsEvictsOldest(t *testing.T) {
 	for i := 1; i < 15; i++ {
 		write(t, s, event(name(i), 1, t0.Add(time.Duration(i)*time.Minute)))
 	}
-	// An evicted Event written again comes back as the youngest, pushing
-	// out name(6).
+	// Each time the live set passes 10, the oldest go until 9 are left:
+	// names 1 to 6 in pairs. An evicted Event written again comes back as
+	// the youngest.
 	write(t, s, event(name(2), 2, t0.Add(20*time.Minute)))
 	want := map[string]int32{name(0): 1, name(2): 2}
 	for i := 7; i < 15; i++ {
 		want[name(i)] = 1
 	}
 	equalCounts(t, "live set", s.Events(), want)
-	closeStore(t, s)
-
-	// The log still holds the evicted records; Open drops them again and
-	// compacts them away.
-	s = open(t, dir, Options{MaxEvents: 10}, clk)
-	equalCounts(t, "after reopen", s.Events(), want)
 	got, err := ReadEvents(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalCounts(t, "ReadEvents after the compaction at Open", got, want)
+	equalCounts(t, "ReadEvents while open", got, want)
+	closeStore(t, s)
+
+	s = open(t, dir, Options{MaxEvents: 10}, clk)
+	equalCounts(t, "after reopen", s.Events(), want)
+	got, err = ReadEvents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalCounts(t, "ReadEvents after reopen", got, want)
+}
+
+// The bound holds while the agent runs, for the log that podwatch events
+// reads too, not only from the next Open; and a steady stream of new
+// Events does not rewrite the log on every write.
+func TestMaxEventsHoldsInTheLogWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	const max, writes = 50, 500
+	s := open(t, dir, Options{MaxEvents: max}, newClock())
+	for i := range writes {
+		write(t, s, event(name(i), 1, t0.Add(time.Duration(i)*time.Second)))
+		got, err := ReadEvents(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > max {
+			t.Fatalf("after %d writes the log lists %d Events, over MaxEvents %d", i+1, len(got), max)
+		}
+		if n := len(s.Events()); n > max {
+			t.Fatalf("after %d writes %d Events are live, over MaxEvents %d", i+1, n, max)
+		}
+	}
+	if limit := writes / (max / 10); s.compactions > limit {
+		t.Errorf("%d compactions for %d new Events, want at most %d", s.compactions, writes, limit)
+	}
+	got, _ := ReadEvents(dir)
+	if newest := got[len(got)-1].Name; newest != name(writes-1) {
+		t.Errorf("newest Event listed is %s, want %s", newest, name(writes-1))
+	}
 }
 
 func TestTTLDropsOldEvents(t *testing.T) {

@@ -30,8 +30,10 @@ const (
 
 // Options tune a Store. The zero value means every default.
 type Options struct {
-	// MaxEvents caps the number of Events kept; past it the Event with
-	// the oldest lastTimestamp is dropped. Default DefaultMaxEvents.
+	// MaxEvents caps the number of Events kept, in memory and in the log;
+	// past it the Events with the oldest lastTimestamp are dropped, a tenth
+	// of MaxEvents at a time, and the log is compacted. Default
+	// DefaultMaxEvents.
 	MaxEvents int
 	// TTL drops Events whose lastTimestamp is older, from Events() at once
 	// and from the file at the next compaction (or Open). Default

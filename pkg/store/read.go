@@ -15,9 +15,11 @@ import (
 //
 // It skips records that do not verify instead of failing, as the writer
 // will set a damaged log aside on its next Open. It does not apply the
-// writer's TTL or MaxEvents: Events the writer dropped since its last
-// compaction are still listed. A dir without a log returns an error
-// matching fs.ErrNotExist.
+// writer's TTL: Events past it are listed until the writer's next
+// compaction. The writer compacts as soon as it drops Events for MaxEvents,
+// so more than MaxEvents are listed only while a write that went past it is
+// being compacted, or when the compaction failed. A dir without a log
+// returns an error matching fs.ErrNotExist.
 func ReadEvents(dir string) ([]v1.Event, error) {
 	f, err := openRegular(filepath.Join(dir, logName))
 	if err != nil {

@@ -226,8 +226,9 @@ func (s *Store) write(evs []*v1.Event) error {
 	for i, ev := range copies {
 		s.put(ev, sizes[i])
 	}
-	s.evict()
-	if s.shouldCompact() {
+	// Evicted Events are still in the log, where ReadEvents would list
+	// them: compact them away at once, whatever the log's size.
+	if s.evict() > 0 || s.shouldCompact() {
 		s.tryCompact()
 	}
 	return nil
