@@ -54,7 +54,7 @@ func New(opts Options, env Env) *Agent {
 // started outlives it. It returns why the agent stopped, nil on cancel.
 func (a *Agent) Run(ctx context.Context) error {
 	opts, log := a.opts, a.env.Log
-	m := metrics.New(a.env.Version)
+	m := metrics.New(a.env.Version, a.env.Clock)
 	srv, addr, err := listenMetrics(opts.Metrics, m, log)
 	if err != nil {
 		return err

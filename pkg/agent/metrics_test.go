@@ -58,7 +58,7 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := metrics.New("test")
+	m := metrics.New("test", nil)
 	if err := m.AddEventStats(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestListenMetricsFollowsTheAgent(t *testing.T) {
 
 func TestListenMetricsDisabledAndBusy(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	srv, addr, err := listenMetrics(metrics.Options{BindAddress: metrics.Disabled}, metrics.New("test"), log)
+	srv, addr, err := listenMetrics(metrics.Options{BindAddress: metrics.Disabled}, metrics.New("test", nil), log)
 	if err != nil || addr != nil || srv != nil {
 		t.Errorf("disabled: server %v addr %v err %v, want nothing bound", srv, addr, err)
 	}
@@ -172,7 +172,7 @@ func TestListenMetricsDisabledAndBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	_, _, err = listenMetrics(metrics.Options{BindAddress: busy.Addr().String()}, metrics.New("test"), log)
+	_, _, err = listenMetrics(metrics.Options{BindAddress: busy.Addr().String()}, metrics.New("test", nil), log)
 	if !errors.Is(err, metrics.ErrListen) {
 		t.Errorf("busy port: err %v, want metrics.ErrListen", err)
 	}

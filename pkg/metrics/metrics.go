@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/events"
 )
@@ -60,15 +61,22 @@ type Metrics struct {
 	disabled      prometheus.Gauge
 	persisted     prometheus.Gauge
 
+	// clk tells /readyz how long until the watch's next retry.
+	clk clock.PassiveClock
+
 	mu    sync.Mutex
 	ready readiness
 }
 
 // New builds the metrics in a registry of their own; version is the
-// agent's build version. Event and sink metrics appear once AddEventStats
-// names the recorder.
-func New(version string) *Metrics {
+// agent's build version, clk the agent's clock (nil: the real one). Event
+// and sink metrics appear once AddEventStats names the recorder.
+func New(version string, clk clock.PassiveClock) *Metrics {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	m := &Metrics{
+		clk: clk,
 		reg: prometheus.NewRegistry(),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "podwatch_static_pod_changes_total",
@@ -220,7 +228,7 @@ func (m *Metrics) SetStatePersisted(saved bool, err error) {
 func (m *Metrics) Ready() (bool, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.ready.status()
+	return m.ready.status(m.clk.Now())
 }
 
 func b2f(b bool) float64 {

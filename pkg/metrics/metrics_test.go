@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podwatch/podwatch/pkg/types"
 
@@ -42,7 +43,7 @@ func up() types.WatchStatus { return types.WatchStatus{Up: true} }
 
 func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 	ev := &fakeStats{}
-	m := New("v1.2.3")
+	m := New("v1.2.3", nil)
 	if err := m.AddEventStats(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 }
 
 func TestWatchGaugesAndRestarts(t *testing.T) {
-	m := New("dev")
+	m := New("dev", nil)
 	tg := serve(t, m)
 	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	down := types.WatchStatus{Err: errWatch(), Backoff: 4 * time.Second, RetryAt: retry}
@@ -172,7 +173,9 @@ func TestWatchGaugesAndRestarts(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
-	m := New("dev")
+	now := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(now)
+	m := New("dev", clk)
 	tg := serve(t, m)
 
 	if code, body := tg.get("/healthz"); code != http.StatusOK || body != "ok\n" {
@@ -185,13 +188,30 @@ func TestReadyz(t *testing.T) {
 	if code, body := tg.get("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after the first list = %d %q, want 200", code, body)
 	}
-	retry := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.ObserveSnapshot(types.Snapshot{Watch: types.WatchStatus{Err: errWatch(), Backoff: 8 * time.Second, RetryAt: retry}})
-	code, body := tg.get("/readyz")
-	for _, want := range []string{NotReadyWatchDown, errWatch().Error(), "backoff 8s", "2026-01-02T03:04:05Z"} {
-		if code != http.StatusServiceUnavailable || !strings.Contains(body, want) {
-			t.Errorf("/readyz with the watch down = %d %q, want 503 containing %q", code, body, want)
+	// The body says in words when the watch is retried, as of the clock.
+	m.ObserveSnapshot(types.Snapshot{Watch: types.WatchStatus{Err: errWatch(), Backoff: 8 * time.Second, RetryAt: now.Add(8 * time.Second)}})
+	for _, c := range []struct {
+		at   time.Duration
+		want string
+	}{
+		{0, "retrying in 8s"},
+		{5500 * time.Millisecond, "retrying in 3s"}, // 2.5s left, rounded up
+		{7900 * time.Millisecond, "retrying in 1s"},
+		{8 * time.Second, "retrying now"},
+		{time.Minute, "retrying now"}, // overdue: the loop is about to
+	} {
+		clk.SetTime(now.Add(c.at))
+		code, body := tg.get("/readyz")
+		want := NotReadyWatchDown + ": " + errWatch().Error() + "; " + c.want
+		if code != http.StatusServiceUnavailable || strings.TrimSpace(body) != want {
+			t.Errorf("/readyz %v into a watch down = %d %q, want 503 %q", c.at, code, body, want)
 		}
+	}
+	// A missing path is retried without backoff.
+	clk.SetTime(now)
+	m.ObserveSnapshot(types.Snapshot{Watch: types.WatchStatus{Err: errWatch(), RetryAt: now}})
+	if _, body := tg.get("/readyz"); !strings.HasSuffix(strings.TrimSpace(body), "; retrying now") || strings.Contains(body, "backoff") {
+		t.Errorf("/readyz with no backoff = %q, want it to end in retrying now", body)
 	}
 	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
 	if code, body := tg.get("/readyz"); code != http.StatusOK {
@@ -201,7 +221,7 @@ func TestReadyz(t *testing.T) {
 
 // With static pods off there is nothing to list: ready at once, and said so.
 func TestStaticPodsDisabledIsReady(t *testing.T) {
-	m := New("dev")
+	m := New("dev", nil)
 	tg := serve(t, m)
 	m.SetStaticPodsDisabled(true)
 	if code, body := tg.get("/readyz"); code != http.StatusOK || !strings.Contains(body, "disabled") {
@@ -214,7 +234,7 @@ func TestStaticPodsDisabledIsReady(t *testing.T) {
 
 // The loop writes while scrapes and probes read; -race checks the rest.
 func TestConcurrentObserveAndScrape(t *testing.T) {
-	m := New("dev")
+	m := New("dev", nil)
 	if err := m.AddEventStats(&fakeStats{}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +260,7 @@ func TestConcurrentObserveAndScrape(t *testing.T) {
 
 // Names, help and units as promtool would check them.
 func TestMetricsLint(t *testing.T) {
-	m := New("dev")
+	m := New("dev", nil)
 	if err := m.AddEventStats(&fakeStats{st: events.Stats{Sinks: []events.SinkStats{{Name: "stdout"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +283,7 @@ func TestMetricsLint(t *testing.T) {
 
 // Two Metrics in one process must not collide: nothing is global.
 func TestNoGlobalRegistry(t *testing.T) {
-	a, b := New("a"), New("b")
+	a, b := New("a", nil), New("b", nil)
 	a.ObserveChanges([]types.Change{{Op: types.OpAdd, Reason: types.ReasonAdded, Type: v1.EventTypeNormal}})
 	tb := serve(t, b)
 	if got := value(tb.scrape(), "podwatch_static_pod_changes_total", "op", "ADD"); got != 0 {
@@ -282,7 +302,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 // A state not on disk is loud but not unready: the gauge drops to 0 and
 // /readyz names it with 200, so one node's disk cannot stall a rollout.
 func TestStateNotPersistedIsReadyButSaid(t *testing.T) {
-	m := New("test")
+	m := New("test", nil)
 	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: types.WatchStatus{Up: true}})
 	tg := serve(t, m)
 	if got := value(tg.scrape(), "podwatch_state_persisted"); got != 1 {

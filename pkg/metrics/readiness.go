@@ -34,10 +34,10 @@ func (r *readiness) observe(s types.Snapshot) (restarted bool) {
 	return restarted
 }
 
-// status says ready, or why not. Without the watch podwatch still lists
-// every --file-check-frequency, but it can lag the kubelet (which reacts to
-// inotify) by that much, so it is not ready.
-func (r *readiness) status() (bool, string) {
+// status says ready, or why not, at now. Without the watch podwatch still
+// lists every --file-check-frequency, but it can lag the kubelet (which
+// reacts to inotify) by that much, so it is not ready.
+func (r *readiness) status(now time.Time) (bool, string) {
 	switch {
 	case r.disabled:
 		return true, "ok: static pods are disabled in the kubelet config"
@@ -48,9 +48,8 @@ func (r *readiness) status() (bool, string) {
 		if r.watch.Err != nil {
 			msg += ": " + r.watch.Err.Error()
 		}
-		msg += fmt.Sprintf("; backoff %s", r.watch.Backoff)
 		if !r.watch.RetryAt.IsZero() {
-			msg += "; next retry at " + r.watch.RetryAt.UTC().Format(time.RFC3339Nano)
+			msg += "; " + retryWords(r.watch.RetryAt.Sub(now))
 		}
 		return false, msg
 	}
@@ -58,4 +57,14 @@ func (r *readiness) status() (bool, string) {
 		return true, "ok; " + r.notPersisted + " (a restart announces every pod again)"
 	}
 	return true, "ok"
+}
+
+// retryWords says when the next retry is, d from now, in whole seconds
+// rounded up: a probe read by a person says "in 1s" for a retry that is
+// under a second away, never "in 0s".
+func retryWords(d time.Duration) string {
+	if d <= 0 {
+		return "retrying now"
+	}
+	return fmt.Sprintf("retrying in %v", (d + time.Second - 1).Truncate(time.Second))
 }

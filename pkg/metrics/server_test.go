@@ -9,7 +9,7 @@ import (
 )
 
 func TestDisabledServesNothing(t *testing.T) {
-	srv, err := NewServer(Options{BindAddress: Disabled}, New("dev"), nil)
+	srv, err := NewServer(Options{BindAddress: Disabled}, New("dev", nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestBindFailureIsClear(t *testing.T) {
 	}
 	defer busy.Close()
 	addr := busy.Addr().String()
-	srv, err := NewServer(Options{BindAddress: addr}, New("dev"), nil)
+	srv, err := NewServer(Options{BindAddress: addr}, New("dev", nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestBindFailureIsClear(t *testing.T) {
 }
 
 func TestListenThenCloseWithoutRun(t *testing.T) {
-	srv, err := NewServer(Options{BindAddress: "127.0.0.1:0"}, New("dev"), nil)
+	srv, err := NewServer(Options{BindAddress: "127.0.0.1:0"}, New("dev", nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestOptions(t *testing.T) {
 		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrBindAddress)) {
 			t.Errorf("Validate(%q) = %v, want ok=%v", addr, err, ok)
 		}
-		if _, err := NewServer(Options{BindAddress: addr}, New("dev"), nil); (err == nil) != ok {
+		if _, err := NewServer(Options{BindAddress: addr}, New("dev", nil), nil); (err == nil) != ok {
 			t.Errorf("NewServer(%q) = %v, want ok=%v", addr, err, ok)
 		}
 	}
