@@ -45,6 +45,9 @@ func New(opts Options, env Env) *Agent {
 	// period it will use here, so that the start log and the WatchDegraded
 	// message ("changes are seen at the next relist (every ...)") say it.
 	opts.Source.FileCheckFrequency = opts.Source.EffectiveFileCheckFrequency()
+	// Likewise the settle delay: the source waits the default for 0, so the
+	// diff must hold bad news back as long, and the start log say so.
+	opts.Source.SettleDelay = opts.Source.EffectiveSettleDelay()
 	return &Agent{opts: opts, env: env}
 }
 

@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/source/file"
 )
 
 func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
@@ -39,16 +41,17 @@ func TestAwaitSavedGivesUpAtTheDeadline(t *testing.T) {
 // lists at, not 0s.
 func TestStartLogShowsTheFileCheckFrequencyInUse(t *testing.T) {
 	for _, tt := range []struct {
-		freq time.Duration
-		want string
+		freq, settle time.Duration
+		want         string
 	}{
-		{0, "fileCheckFrequency=20s"},
-		{7 * time.Second, "fileCheckFrequency=7s"},
+		{0, 0, "fileCheckFrequency=20s settleDelay=1s"},
+		{7 * time.Second, 250 * time.Millisecond, "fileCheckFrequency=7s settleDelay=250ms"},
 	} {
 		o := DefaultOptions()
 		o.NodeName = "node-1"
 		o.Source.Path = t.TempDir()
 		o.Source.FileCheckFrequency = tt.freq
+		o.Source.SettleDelay = tt.settle
 		o.StateDir = t.TempDir()
 		o.Metrics.BindAddress = "0"
 		var logs testutil.LockedBuffer
@@ -72,7 +75,26 @@ func TestStartLogShowsTheFileCheckFrequencyInUse(t *testing.T) {
 			}
 		}
 		if !strings.Contains(start, " "+tt.want+" ") {
-			t.Errorf("--file-check-frequency %v: start log %q, want %s", tt.freq, start, tt.want)
+			t.Errorf("--file-check-frequency %v --settle-delay %v: start log %q, want %s", tt.freq, tt.settle, start, tt.want)
 		}
+	}
+}
+
+// --settle-delay 0 is one value for the file source and for the diff: the
+// default, not the source's default and no delay in the diff.
+func TestSettleDelayZeroIsOneValue(t *testing.T) {
+	o := DefaultOptions()
+	o.NodeName = "node-1"
+	o.Source.Path = t.TempDir()
+	o.Source.SettleDelay = 0
+	o.StateDir = t.TempDir()
+	p, err := New(o, Env{}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	src, diff := p.src.Options().SettleDelay, p.loop.opts.SettleDelay
+	if src != file.DefaultSettleDelay || diff != src {
+		t.Errorf("--settle-delay 0: the file source settles for %v and the diff for %v, want %v for both", src, diff, file.DefaultSettleDelay)
 	}
 }

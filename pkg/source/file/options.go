@@ -31,8 +31,9 @@ type Options struct {
 	FileCheckFrequency time.Duration
 	// SettleDelay is how long a file that was not seen complete (closed after
 	// writing or moved into place) must stay quiet before its content counts.
-	// The source only reports ChangedAt and Complete; pkg/diff waits.
-	// Default DefaultSettleDelay; negative is invalid.
+	// The source only reports ChangedAt and Complete; pkg/diff waits, and
+	// holds bad news back for as long. Default DefaultSettleDelay, also for
+	// 0 (see EffectiveSettleDelay); negative is invalid.
 	SettleDelay time.Duration
 }
 
@@ -45,7 +46,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency,
 		"How often to list --path in full, as the kubelet's --file-check-frequency; 0 means the default, as it does for the kubelet.")
 	fs.DurationVar(&o.SettleDelay, "settle-delay", o.SettleDelay,
-		"How long a file written in place must stay unchanged before its content is trusted.")
+		"How long bad news (REMOVE, InvalidManifest, DuplicatePod) must persist before it is reported, and a file written in place must stay unchanged before its content is trusted; 0 means the default.")
 }
 
 // Validate reports options New would reject. Zero values are valid: they mean
@@ -72,9 +73,18 @@ func (o *Options) setDefaults() {
 		o.Path = DefaultPath
 	}
 	o.FileCheckFrequency = o.EffectiveFileCheckFrequency()
+	o.SettleDelay = o.EffectiveSettleDelay()
+}
+
+// EffectiveSettleDelay is the settle delay a Source works with: 0 takes the
+// default, as the Options' zero values do. The agent hands this to pkg/diff
+// and logs it, so that the file source, the diff and the start log agree on
+// one value (pkg/diff alone would take 0 as no delay at all).
+func (o Options) EffectiveSettleDelay() time.Duration {
 	if o.SettleDelay == 0 {
-		o.SettleDelay = DefaultSettleDelay
+		return DefaultSettleDelay
 	}
+	return o.SettleDelay
 }
 
 // EffectiveFileCheckFrequency is the period a Source lists at: 0 takes the

@@ -30,6 +30,17 @@ func TestAddFlagsDefaultsAndParse(t *testing.T) {
 	}
 }
 
+// 0 is the default settle delay, as for the other zero values; the agent
+// passes this value on to the diff.
+func TestEffectiveSettleDelay(t *testing.T) {
+	if got := (Options{}).EffectiveSettleDelay(); got != DefaultSettleDelay {
+		t.Errorf("0 = %v, want %v", got, DefaultSettleDelay)
+	}
+	if got := (Options{SettleDelay: 250 * time.Millisecond}).EffectiveSettleDelay(); got != 250*time.Millisecond {
+		t.Errorf("250ms = %v", got)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	ok := Options{NodeName: "n"}
 	if err := ok.Validate(); err != nil {
