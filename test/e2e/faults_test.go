@@ -256,8 +256,16 @@ func startProcAgent(t *testing.T, bin, dir, stateDir string, extra ...string) *p
 	args := append([]string{"--path", dir, "--state-dir", stateDir, "--node-name", testNode, "-o", "json",
 		"--log-format", "json", "--metrics-bind-address", "127.0.0.1:0", "--settle-delay", "100ms",
 		"--file-check-frequency", "500ms", "--shutdown-timeout", "2s"}, extra...)
-	p := &procAgent{t: t, cmd: exec.Command(bin, args...), readEnd: make(chan struct{}), exited: make(chan error, 1)}
-	p.cmd.SysProcAttr = asNobody()
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = asNobody()
+	return runProcAgent(t, cmd)
+}
+
+// runProcAgent starts cmd, an agent with -o json, and collects its Events;
+// the test's end stops it with SIGTERM.
+func runProcAgent(t *testing.T, cmd *exec.Cmd) *procAgent {
+	t.Helper()
+	p := &procAgent{t: t, cmd: cmd, readEnd: make(chan struct{}), exited: make(chan error, 1)}
 	p.cmd.Stderr = &p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
