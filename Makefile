@@ -12,7 +12,7 @@ BENCHCOUNT  ?= 6
 
 UNITDIR     := /usr/local/lib/systemd/system
 
-.PHONY: all build run test test-unit test-oracle test-image fuzz bench lint tidy-check clean install verify-systemd image
+.PHONY: all build run test test-unit test-oracle test-image test-package fuzz bench lint tidy-check clean install verify-systemd image package linux-binary
 
 all: build
 
@@ -29,7 +29,7 @@ run: build
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the
 # kubelet's own file source).
-test: test-unit fuzz test-oracle test-image verify-systemd
+test: test-unit fuzz test-oracle test-image test-package verify-systemd
 
 test-unit:
 	$(GO) test -race -count=1 ./...
@@ -48,11 +48,27 @@ test-oracle:
 test-image:
 	cd hack/image && $(GO) test -count=1 ./...
 
+# The package builder (its own module): builds the .deb and .rpm, installs
+# the .deb with the real dpkg into a private root (never the host's), checks
+# it and purges it; reads the .rpm's files and scripts.
+test-package:
+	cd hack/package && $(GO) test -count=1 ./...
+
+# The agent, static, for Linux: what the image and the packages ship.
+linux-binary:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/podwatch-linux ./cmd/podwatch
+
+# bin/podwatch_*.deb and bin/podwatch-*.rpm: /usr/bin/podwatch, the unit
+# (deploy/systemd/podwatch.service with ExecStart=/usr/bin/podwatch) and
+# /etc/default/podwatch. Install with `dpkg -i` or `rpm -i`; nothing starts
+# until `systemctl enable --now podwatch`.
+package: linux-binary
+	cd hack/package && $(GO) run . --binary ../../bin/podwatch-linux --unit ../../deploy/systemd/podwatch.service --version $(VERSION) --out ../../bin
+
 # bin/podwatch-image.tar: the agent, static, on an empty base, built without
 # a container engine. Load it with `docker load`, `podman load` or
 # `ctr -n k8s.io images import`, or push it with crane.
-image:
-	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/podwatch-linux ./cmd/podwatch
+image: linux-binary
 	cd hack/image && $(GO) run . --binary ../../bin/podwatch-linux --tag podwatch:$(VERSION) --version $(VERSION) --out ../../bin/podwatch-image.tar
 
 # systemd-analyze verify and a gate on the unit's exposure score; installs
@@ -60,7 +76,8 @@ image:
 verify-systemd: build
 	hack/verify-systemd.sh $(BIN)
 
-# The unit's ExecStart is /usr/local/bin/podwatch: keep these paths in step.
+# The unit's ExecStart is /usr/local/bin/podwatch: keep these paths in step
+# (the package's copy of the unit is generated from it, see hack/package).
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)/usr/local/bin/podwatch
 	install -D -m 0644 deploy/systemd/podwatch.service $(DESTDIR)$(UNITDIR)/podwatch.service
@@ -75,11 +92,13 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 	cd test/tools && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
+	cd hack/package && $(GO) vet ./...
 
 tidy-check:
 	$(GO) mod tidy -diff
 	cd test/tools && $(GO) mod tidy -diff
 	cd hack/image && $(GO) mod tidy -diff
+	cd hack/package && $(GO) mod tidy -diff
 
 clean:
 	rm -rf bin .run bench.out

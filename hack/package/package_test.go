@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	rpmutils "github.com/sassoftware/go-rpmutils"
+)
+
+const repoUnitPath = "../../deploy/systemd/podwatch.service"
+
+// buildPackages builds the agent as `make package` does and packages it.
+func buildPackages(t *testing.T) (deb, rpm string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "podwatch")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -X main.version=test", "-o", bin, "./cmd/podwatch")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	paths, err := Build(Options{Binary: bin, Unit: repoUnitPath, Version: "v1.2.3", Arch: runtime.GOARCH,
+		OutDir: t.TempDir(), MTime: time.Unix(0, 0).UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 || !strings.HasSuffix(paths[0], ".deb") || !strings.HasSuffix(paths[1], ".rpm") {
+		t.Fatalf("packages %v, want a .deb and an .rpm", paths)
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.Mode() != 0o644 {
+			t.Fatalf("%s: %v %v, want mode 0644", p, fi.Mode(), err)
+		}
+	}
+	return paths[0], paths[1]
+}
+
+// The package's unit is the repo's with one path changed, line for line.
+func wantUnit(t *testing.T) []byte {
+	t.Helper()
+	repo, err := os.ReadFile(repoUnitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit, err := PackageUnit(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, ul := strings.Split(string(repo), "\n"), strings.Split(string(unit), "\n")
+	if len(rl) != len(ul) {
+		t.Fatalf("unit: %d lines, the repo's %d", len(ul), len(rl))
+	}
+	changed := 0
+	for i := range rl {
+		if rl[i] != ul[i] {
+			changed++
+			if !strings.HasPrefix(ul[i], "ExecStart="+Binary+" ") || strings.Replace(rl[i], repoBinary, Binary, 1) != ul[i] {
+				t.Fatalf("unit line %d: %q, from %q", i+1, ul[i], rl[i])
+			}
+		}
+	}
+	if changed != 1 {
+		t.Fatalf("unit: %d lines changed, want the ExecStart alone", changed)
+	}
+	return unit
+}
+
+func TestPackageUnitRefusesAnUnknownExecStart(t *testing.T) {
+	for _, unit := range []string{
+		"[Service]\nExecStart=/opt/podwatch --path x\n",
+		"[Service]\nExecStart=/usr/local/bin/podwatch a\nExecStart=/usr/local/bin/podwatch b\n",
+		"[Service]\nExecStart=/usr/local/bin/podwatchd\n",
+	} {
+		if _, err := PackageUnit([]byte(unit)); err == nil {
+			t.Errorf("PackageUnit(%q) succeeded", unit)
+		}
+	}
+}
+
+func TestPackageVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3":                  "1.2.3",
+		"v1.2.3-4-gabcdef0":       "1.2.3.4.gabcdef0",
+		"v1.2.3-4-gabcdef0-dirty": "1.2.3.4.gabcdef0.dirty",
+		"e00fff0":                 "0.0.0+e00fff0",
+		"dev":                     "0.0.0+dev",
+	} {
+		if got := PackageVersion(in); got != want {
+			t.Errorf("PackageVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// snapshot is a tree's paths with their type, mode, owner and content hash.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		desc := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			desc += fmt.Sprintf(" %x", sha256.Sum256(data))
+		}
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func diffSnapshots(before, after map[string]string) []string {
+	var d []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			d = append(d, "removed "+p)
+		} else if a != b {
+			d = append(d, "changed "+p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			d = append(d, "added "+p)
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// hostState is what installing podwatch on this host would change.
+func hostState(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range []string{Binary, Config, Unit, "/lib/systemd/system/podwatch.service",
+		"/var/lib/dpkg/status", "/var/lib/dpkg/info/podwatch.list", "/var/lib/private/podwatch", "/var/lib/podwatch"} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			out[p] = "absent"
+			continue
+		}
+		out[p] = fmt.Sprintf("%v %d %v", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	return out
+}
+
+// chrootRoot is an empty root dpkg can install into and run maintainer
+// scripts in (it chroots into it): an empty dpkg database, /bin/sh and its
+// libraries, and a systemctl that records its arguments in /systemctl.log.
+func chrootRoot(t *testing.T, withSystemd bool) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"var/lib/dpkg/info", "var/lib/dpkg/updates", "bin", "usr/bin", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyIn := func(host string, mode os.FileMode) {
+		data, err := os.ReadFile(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(root, host)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyIn("/bin/sh", 0o755)
+	ldd, err := exec.Command("ldd", "/bin/sh").Output()
+	if err != nil {
+		t.Skipf("ldd /bin/sh: %v", err)
+	}
+	for _, f := range strings.Fields(string(ldd)) {
+		if strings.HasPrefix(f, "/") {
+			copyIn(f, 0o755)
+		}
+	}
+	files := map[string]string{
+		"var/lib/dpkg/status": "",
+		"usr/bin/systemctl":   "#!/bin/sh\necho \"$*\" >>/systemctl.log\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if withSystemd {
+		if err := os.MkdirAll(filepath.Join(root, "run/systemd/system"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func dpkg(t *testing.T, root string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("dpkg", append([]string{"--root=" + root, "--force-not-root"}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dpkg %v: %v\n%s", args, err, out)
+	}
+}
+
+func checkFile(t *testing.T, path string, mode os.FileMode, want []byte) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != mode {
+		t.Errorf("%s: mode %v, want %v", path, fi.Mode(), mode)
+	}
+	if want != nil {
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: content differs (%v)", path, err)
+		}
+	}
+}
+
+// TestDebInstallsAndPurges installs the .deb with the real dpkg into a
+// private root, checks what landed, and purges it.
+func TestDebInstallsAndPurges(t *testing.T) {
+	if _, err := exec.LookPath("dpkg"); err != nil {
+		t.Skip("no dpkg")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("dpkg runs maintainer scripts in a chroot: needs root")
+	}
+	host := hostState(t)
+	deb, _ := buildPackages(t)
+	unit := wantUnit(t)
+	for _, withSystemd := range []bool{false, true} {
+		t.Run(fmt.Sprintf("systemd=%v", withSystemd), func(t *testing.T) {
+			root := chrootRoot(t, withSystemd)
+			before := snapshot(t, root)
+			dpkg(t, root, "-i", deb)
+
+			checkFile(t, filepath.Join(root, Binary), 0o755, nil)
+			checkFile(t, filepath.Join(root, Unit), 0o644, unit)
+			checkFile(t, filepath.Join(root, Config), 0o644, defaultConfig)
+			cfg := string(defaultConfig)
+			for _, v := range []string{"\n#NODE_NAME=", "\n#PODWATCH_ARGS="} {
+				if !strings.Contains(cfg, v) {
+					t.Errorf("%s lacks the example %s", Config, v[1:])
+				}
+			}
+			conffiles, err := os.ReadFile(filepath.Join(root, "var/lib/dpkg/info/podwatch.conffiles"))
+			if err != nil || strings.TrimSpace(string(conffiles)) != Config {
+				t.Errorf("conffiles %q (%v), want %s alone", conffiles, err, Config)
+			}
+			out, err := exec.Command(filepath.Join(root, Binary), "version").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "test") {
+				t.Errorf("the installed binary: %v %s", err, out)
+			}
+			// No state dir: systemd makes it under DynamicUser=.
+			for _, p := range []string{"var/lib/podwatch", "var/lib/private"} {
+				if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+					t.Errorf("the package made %s", p)
+				}
+			}
+			// Install adds the package's files and dpkg's records, nothing else.
+			for _, d := range diffSnapshots(before, snapshot(t, root)) {
+				p, added := strings.CutPrefix(d, "added ")
+				if strings.HasPrefix(d, "changed var/lib/dpkg/") ||
+					added && (p == "systemctl.log" || strings.HasPrefix(p, "var/lib/dpkg/") || isPackagePath(p)) {
+					continue
+				}
+				t.Errorf("install: %s", d)
+			}
+
+			verifyUnit(t, root)
+
+			// Remove keeps the config file; purge takes it too.
+			dpkg(t, root, "--remove", "podwatch")
+			checkFile(t, filepath.Join(root, Config), 0o644, defaultConfig)
+			if _, err := os.Lstat(filepath.Join(root, Binary)); err == nil {
+				t.Errorf("remove left %s", Binary)
+			}
+			dpkg(t, root, "--purge", "podwatch")
+
+			// The scripts reloaded systemd when it runs, and did nothing else.
+			calls, err := os.ReadFile(filepath.Join(root, "systemctl.log"))
+			if withSystemd {
+				lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+				if err != nil || len(lines) < 2 {
+					t.Errorf("systemctl calls %q (%v), want daemon-reload after install and removal", calls, err)
+				}
+				for _, l := range lines {
+					if l != "daemon-reload" {
+						t.Errorf("systemctl %s: the scripts may only reload", l)
+					}
+				}
+				os.Remove(filepath.Join(root, "systemctl.log"))
+			} else if err == nil {
+				t.Errorf("systemctl ran without systemd: %q", calls)
+			}
+
+			// Nothing left but dpkg's own bookkeeping of a purged package.
+			after := snapshot(t, root)
+			for _, d := range diffSnapshots(before, after) {
+				if !strings.HasPrefix(d, "changed var/lib/dpkg/") && !strings.HasPrefix(d, "added var/lib/dpkg/") {
+					t.Errorf("after purge: %s", d)
+				}
+			}
+			for p := range after {
+				if strings.Contains(p, "podwatch") {
+					t.Errorf("after purge: %s remains", p)
+				}
+			}
+		})
+	}
+	// None of it touched the host.
+	if d := diffSnapshots(host, hostState(t)); len(d) > 0 {
+		t.Errorf("the host changed: %v", d)
+	}
+}
+
+// isPackagePath says whether rel, relative to the root, is one of the
+// package's files or a directory above one.
+func isPackagePath(rel string) bool {
+	for _, f := range []string{Binary, Config, Unit} {
+		if "/"+rel == f || strings.HasPrefix(f, "/"+rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyUnit runs systemd-analyze verify on the installed unit, in the root
+// the binary was installed to.
+func verifyUnit(t *testing.T, root string) {
+	t.Helper()
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Log("no systemd-analyze: the installed unit is not verified")
+		return
+	}
+	out, err := exec.Command("systemd-analyze", "verify", "--man=no", "--recursive-errors=no",
+		"--root="+root, Unit).CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("podwatch")) {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", Unit, err, out)
+	}
+}
+
+// TestRPM reads the .rpm: its files, their modes and owners, the config
+// flag, and the scripts.
+func TestRPM(t *testing.T) {
+	_, rpm := buildPackages(t)
+	f, err := os.Open(rpm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := rpmutils.ReadRpm(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nevra, err := r.Header.GetNEVRA()
+	if err != nil || nevra.Name != "podwatch" || nevra.Version != "1.2.3" {
+		t.Errorf("NEVRA %v (%v)", nevra, err)
+	}
+	fis, err := r.Header.GetFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		mode   int
+		config bool
+	}{
+		Binary: {0o100755, false},
+		Unit:   {0o100644, false},
+		Config: {0o100644, true},
+	}
+	for _, fi := range fis {
+		w, ok := want[fi.Name()]
+		if !ok {
+			// rpm packages own no shared directory, nor a state dir.
+			t.Errorf("unexpected file %s (mode %o)", fi.Name(), fi.Mode())
+			continue
+		}
+		delete(want, fi.Name())
+		config := fi.Flags()&rpmutils.RPMFILE_CONFIG != 0
+		noreplace := fi.Flags()&rpmutils.RPMFILE_NOREPLACE != 0
+		if fi.Mode() != w.mode || fi.UserName() != "root" || fi.GroupName() != "root" || config != w.config || noreplace != w.config {
+			t.Errorf("%s: mode %o owner %s:%s config %v noreplace %v", fi.Name(), fi.Mode(), fi.UserName(), fi.GroupName(), config, noreplace)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s missing", name)
+	}
+	for tag, name := range map[int]string{rpmutils.POSTIN: "%post", rpmutils.POSTUN: "%postun"} {
+		script, err := r.Header.GetString(tag)
+		if err != nil || !strings.Contains(script, "systemctl daemon-reload") || !strings.Contains(script, "[ -d /run/systemd/system ]") {
+			t.Errorf("%s: %q (%v)", name, script, err)
+		}
+	}
+	for _, tag := range []int{rpmutils.PREIN, rpmutils.PREUN} {
+		if r.Header.HasTag(tag) {
+			t.Errorf("rpm has a script under tag %d; only %%post and %%postun are wanted", tag)
+		}
+	}
+}
