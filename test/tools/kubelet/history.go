@@ -51,7 +51,6 @@ type History struct {
 	changed   chan struct{} // closed and replaced on every record
 	actions   []Action
 	loops     []SyncLoop
-	relists   []Relist
 	sandboxes map[string]Pod
 }
 
@@ -63,16 +62,13 @@ func newHistory() *History {
 type Snapshot struct {
 	Actions []Action
 	Loops   []SyncLoop
-	// Relists are the kubelet's full lists of the folder (see
-	// Kubelet.RelistClock).
-	Relists []Relist
 }
 
 // Snapshot copies what has been recorded.
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops), Relists: slices.Clone(h.relists)}
+	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it
@@ -122,24 +118,6 @@ func (h *History) addLoop(l SyncLoop) {
 	h.notify()
 }
 
-// Relist is one full list of the folder, by the kubelet's own log's clock;
-// Ended is zero until it has read the last entry.
-type Relist struct {
-	Began, Ended time.Time
-}
-
-func (h *History) addRelist(at time.Time, end bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch n := len(h.relists); {
-	case !end:
-		h.relists = append(h.relists, Relist{Began: at})
-	case n > 0 && h.relists[n-1].Ended.IsZero():
-		h.relists[n-1].Ended = at
-	}
-	h.notify()
-}
-
 // PodState is where one pod UID stands in a Snapshot.
 type PodState struct {
 	Pod     Pod
@@ -182,45 +160,4 @@ func (s Snapshot) LoopOps(fullName string) []string {
 		}
 	}
 	return out
-}
-
-// Run is one sandbox of a pod, from its start to its first stop.
-type Run struct {
-	Pod     Pod
-	Sandbox string
-	Started time.Time
-	Stopped time.Time // zero while it runs
-}
-
-// Runs lists the sandboxes the kubelet started for the pod named fullName,
-// in start order. Unlike UIDs it keeps a UID that runs, stops and runs
-// again as two entries: a shadowed manifest's pod comes back under the UID
-// it had.
-func (s Snapshot) Runs(fullName string) []Run {
-	var out []Run
-	idx := map[string]int{}
-	for _, a := range s.Actions {
-		if a.Pod.FullName() != fullName {
-			continue
-		}
-		i, seen := idx[a.Sandbox]
-		switch {
-		case a.Op == ActionStart:
-			idx[a.Sandbox] = len(out)
-			out = append(out, Run{Pod: a.Pod, Sandbox: a.Sandbox, Started: a.At})
-		case seen && out[i].Stopped.IsZero():
-			out[i].Stopped = a.At
-		}
-	}
-	return out
-}
-
-// RelistAfter is the first relist that began after t and has ended, if any.
-func (s Snapshot) RelistAfter(t time.Time) (Relist, bool) {
-	for _, r := range s.Relists {
-		if r.Began.After(t) && !r.Ended.IsZero() {
-			return r, true
-		}
-	}
-	return Relist{}, false
 }

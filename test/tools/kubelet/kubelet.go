@@ -75,14 +75,6 @@ type Config struct {
 type Kubelet struct {
 	// Manifests is the kubelet's staticPodPath.
 	Manifests string
-	// RelistClock is a folder inside Manifests that tells when the kubelet
-	// lists it: the kubelet logs, at every full list and at nothing else,
-	// that it does not recurse into it. A folder is no pod and no manifest
-	// file, so the pods and the files a scenario sees are its own; its
-	// name sorts before every manifest's, so the line comes at the start
-	// of the list, before any file is read. RelistEnd is its twin whose
-	// name sorts after every manifest's: its line ends the list.
-	RelistClock, RelistEnd string
 	// Log is the kubelet's stderr, CRILog the fake CRI's call log.
 	Log, CRILog string
 	hist        *History
@@ -147,13 +139,11 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		cfg.FileCheckFrequency = 2 * time.Second
 	}
 	k := &Kubelet{
-		Manifests:   filepath.Join(cfg.Dir, "manifests"),
-		RelistClock: filepath.Join(cfg.Dir, "manifests", "0-relist-clock"),
-		RelistEnd:   filepath.Join(cfg.Dir, "manifests", "~relist-end"),
-		Log:         filepath.Join(cfg.Dir, "kubelet.log"),
-		CRILog:      filepath.Join(cfg.Dir, "cri.log"),
-		hist:        newHistory(),
-		exited:      make(chan struct{}),
+		Manifests: filepath.Join(cfg.Dir, "manifests"),
+		Log:       filepath.Join(cfg.Dir, "kubelet.log"),
+		CRILog:    filepath.Join(cfg.Dir, "cri.log"),
+		hist:      newHistory(),
+		exited:    make(chan struct{}),
 	}
 	// Until Start succeeds, what it started is undone on the way out.
 	var undo []func()
@@ -167,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	// The kubelet runs from an empty folder of its own: a container with
 	// no log path makes its log cleanup delete what "*" matches there.
 	cwd := filepath.Join(cfg.Dir, "cwd")
-	for _, d := range []string{k.Manifests, k.RelistClock, k.RelistEnd, cwd} {
+	for _, d := range []string{k.Manifests, cwd} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -307,20 +297,6 @@ func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
 // I0102 15:04:05.000000 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/a"]
 var syncLoopLine = regexp.MustCompile(`"SyncLoop (ADD|UPDATE|REMOVE|DELETE)" source="([^"]*)" pods=\[([^\]]*)\]`)
 
-// relistLine matches the line the kubelet logs for RelistClock, e.g.
-// E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"
-var relistLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Provided manifest path is a directory, not recursing into manifest path" path="([^"]*)"`)
-
-// logTime is a klog header's time. The header has no year: this one's is
-// assumed, and the zone is the local one klog writes in.
-func logTime(stamp string) (time.Time, error) {
-	t, err := time.ParseInLocation("0102 15:04:05.000000", stamp, time.Local)
-	if err != nil {
-		return t, err
-	}
-	return t.AddDate(time.Now().Year(), 0, 0), nil
-}
-
 // readLog copies the kubelet's stderr to w and records its SyncLoop lines.
 func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	sc := bufio.NewScanner(r)
@@ -328,15 +304,6 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
-		// A relist is dated by the kubelet's own clock, not by when this
-		// pipe delivered the line: whether a relist began before or after
-		// a step is what a scenario waits on.
-		if m := relistLine.FindStringSubmatch(line); m != nil && (m[2] == k.RelistClock || m[2] == k.RelistEnd) {
-			if at, err := logTime(m[1]); err == nil {
-				k.hist.addRelist(at, m[2] == k.RelistEnd)
-			}
-			continue
-		}
 		m := syncLoopLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
