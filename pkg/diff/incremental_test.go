@@ -2,7 +2,6 @@ package diff
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
-
-	v1 "k8s.io/api/core/v1"
-	ktypes "k8s.io/apimachinery/pkg/types"
 )
 
 // TestIncrementalMatchesFull drives random folders through three chains of
@@ -26,25 +22,7 @@ import (
 func TestIncrementalMatchesFull(t *testing.T) {
 	names := []string{"a.yaml", "b.yaml", "c.yaml", "c.yaml.bak", "d.yaml", "e.yaml", "f.yaml", "g.yaml"}
 	images := []string{"img:1", "img:2", "img:3"}
-	pods := map[string]*types.Pod{}
-	podFor := func(key, image string, uid, restyle, ignored bool) *types.Pod {
-		id := fmt.Sprint(key, image, uid, restyle, ignored)
-		if pods[id] == nil {
-			p := pod(key, image, func(p *v1.Pod) {
-				if uid {
-					p.UID = ktypes.UID("u-" + key)
-				}
-			})
-			if restyle {
-				p = restyled(p)
-			}
-			if ignored {
-				p.Ignored = []types.Ignored{{Line: 3, What: `unknown field "spec.foo"`}}
-			}
-			pods[id] = p
-		}
-		return pods[id]
-	}
+	pods := podVariants{}
 	badErr := errors.New("spec.containers[0].image: Required value")
 	readErr := errors.New("permission denied")
 	incSteps, incChanges, incProblems := 0, 0, 0
@@ -73,7 +51,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 					g.Complete = g.Complete || f.Complete
 					f = &g
 				case r < 30:
-					f.Pod = podFor(key, images[rng.IntN(len(images))], rng.IntN(5) == 0, rng.IntN(5) == 0, rng.IntN(10) == 0)
+					f.Pod = pods.get(key, images[rng.IntN(len(images))], rng.IntN(5) == 0, rng.IntN(5) == 0, rng.IntN(10) == 0)
 				case r < 33:
 					f.Err = badErr
 				case r < 34:

@@ -21,22 +21,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 	names := []string{"a.yaml", "b.yaml", "c.yaml", "c.yaml.bak", "d.yaml", "e.yaml"}
 	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
 	images := []string{"img:1", "img:2"}
-	pods := map[string]*podVariant{}
-	podFor := func(key, image string, uid, restyle bool) *podVariant {
-		id := fmt.Sprint(key, image, uid, restyle)
-		if pods[id] == nil {
-			p := pod(key, image, func(p *v1.Pod) {
-				if uid {
-					p.UID = ktypes.UID("u-" + key)
-				}
-			})
-			if restyle {
-				p = restyled(p)
-			}
-			pods[id] = &podVariant{p}
-		}
-		return pods[id]
-	}
+	pods := podVariants{}
 	badErr := errors.New("spec.containers[0].image: Required value")
 	readErr := errors.New("permission denied")
 	plainSteps, plainChanges := 0, 0
@@ -52,7 +37,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 				f := types.File{Name: name, Path: "/m/" + name, ChangedAt: now.Add(-time.Duration(rng.IntN(3)) * time.Second), Complete: rng.IntN(3) > 0}
 				switch r := rng.IntN(20); {
 				case r < 12:
-					f.Pod = podFor(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0, rng.IntN(4) == 0).Pod
+					f.Pod = pods.get(keys[rng.IntN(len(keys))], images[rng.IntN(len(images))], rng.IntN(4) == 0, rng.IntN(4) == 0, false)
 				case r < 14:
 					f.Err = badErr
 				case r < 15:
@@ -102,7 +87,29 @@ func TestPlainPathMatchesFull(t *testing.T) {
 	t.Logf("plain path taken in %d of 60,000 steps, with %d ADD/UPDATEs", plainSteps, plainChanges)
 }
 
-type podVariant struct{ Pod *types.Pod }
+// podVariants hands out one *types.Pod per variant (a key, an image, a
+// pinned uid, a restyle, ignored content), so that equal variants share a
+// pointer as the source's unchanged files do.
+type podVariants map[string]*types.Pod
+
+func (vs podVariants) get(key, image string, uid, restyle, ignored bool) *types.Pod {
+	id := fmt.Sprint(key, image, uid, restyle, ignored)
+	if vs[id] == nil {
+		p := pod(key, image, func(p *v1.Pod) {
+			if uid {
+				p.UID = ktypes.UID("u-" + key)
+			}
+		})
+		if restyle {
+			p = restyled(p)
+		}
+		if ignored {
+			p.Ignored = []types.Ignored{{Line: 3, What: `unknown field "spec.foo"`}}
+		}
+		vs[id] = p
+	}
+	return vs[id]
+}
 
 func sameState(a, b State) bool {
 	norm := func(s State) State {

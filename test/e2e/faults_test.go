@@ -298,12 +298,15 @@ func runProcAgent(t *testing.T, cmd *exec.Cmd) *procAgent {
 	return p
 }
 
-func (p *procAgent) stop() {
+func (p *procAgent) stop() { p.stopWith(syscall.SIGTERM) }
+
+// stopWith sends sig and requires a clean exit (status 0) in time.
+func (p *procAgent) stopWith(sig syscall.Signal) {
 	if p.stopped {
 		return
 	}
 	p.stopped = true
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(sig)
 	select {
 	case err := <-p.exited:
 		if err != nil {
@@ -312,7 +315,7 @@ func (p *procAgent) stop() {
 	case <-time.After(faultsWait):
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		p.t.Errorf("agent did not exit within %v of SIGTERM", faultsWait)
+		p.t.Errorf("agent did not exit within %v of %v", faultsWait, sig)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -508,49 +508,12 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 	bin := buildPodwatch(t, t.TempDir())
 	dir, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	cmd := exec.Command(bin, "--path", dir, "--state-dir", stateDir, "--node-name", testNode, "-o", "json",
-		"--metrics-bind-address", "0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	added := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "StaticPodAdded") {
-				once.Do(func() { close(added) })
-			}
-		}
-	}()
-	select {
-	case <-added:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no ADD; stderr:\n%s", stderr.String())
-	}
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit after SIGHUP: %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no exit within 15s of SIGHUP; stderr:\n%s", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "podwatch stopped") {
-		t.Fatalf("no clean stop logged:\n%s", stderr.String())
+	p := runProcAgent(t, exec.Command(bin, "--path", dir, "--state-dir", stateDir, "--node-name", testNode, "-o", "json",
+		"--metrics-bind-address", "0"))
+	p.waitEvent("StaticPodAdded", "web.yaml")
+	p.stopWith(syscall.SIGHUP) // fails the test on a non-zero exit or none in time
+	if !strings.Contains(p.stderr.String(), "podwatch stopped") {
+		t.Fatalf("no clean stop logged:\n%s", p.stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(stateDir, published.StateFile)); err != nil {
 		t.Fatalf("state not saved at SIGHUP: %v", err)
