@@ -39,7 +39,7 @@ type Action struct {
 // kubelet's config reaching its sync loop. The lines name pods by
 // namespace/name only, without the UID.
 type SyncLoop struct {
-	At     time.Time // when the harness read the line
+	At     time.Time // by the kubelet's log
 	Op     string
 	Source string
 	Pods   []string
@@ -51,6 +51,8 @@ type History struct {
 	changed   chan struct{} // closed and replaced on every record
 	actions   []Action
 	loops     []SyncLoop
+	relists   []Relist
+	reads     []Read
 	sandboxes map[string]Pod
 }
 
@@ -62,13 +64,19 @@ func newHistory() *History {
 type Snapshot struct {
 	Actions []Action
 	Loops   []SyncLoop
+	// Relists are the kubelet's full lists of the folder (see
+	// Kubelet.RelistClock).
+	Relists []Relist
+	// Reads are the manifest files the kubelet's file source read, in
+	// the order it read them.
+	Reads []Read
 }
 
 // Snapshot copies what has been recorded.
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops)}
+	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clone(h.reads)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it
@@ -118,6 +126,46 @@ func (h *History) addLoop(l SyncLoop) {
 	h.notify()
 }
 
+// Relist is one full list of the folder, by the kubelet's own log's clock;
+// Ended is zero until it has read the last entry.
+type Relist struct {
+	Began, Ended time.Time
+}
+
+func (h *History) addRelist(at time.Time, end bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch n := len(h.relists); {
+	case !end:
+		h.relists = append(h.relists, Relist{Began: at})
+	case n > 0 && h.relists[n-1].Ended.IsZero():
+		h.relists[n-1].Ended = at
+	}
+	h.notify()
+}
+
+// Read is one manifest file read by the kubelet's file source: during a
+// full list of the folder (Relist), or on a watch event. The file source
+// does both from one goroutine, in turn, so a watch read of a file written
+// after another change means the file source has taken in that change.
+type Read struct {
+	At     time.Time
+	Path   string
+	Relist bool
+}
+
+func (h *History) addRead(r Read) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads = append(h.reads, r)
+	h.notify()
+}
+
+// WatchRead reports whether the kubelet has read path on a watch event.
+func (s Snapshot) WatchRead(path string) bool {
+	return slices.ContainsFunc(s.Reads, func(r Read) bool { return r.Path == path && !r.Relist })
+}
+
 // PodState is where one pod UID stands in a Snapshot.
 type PodState struct {
 	Pod     Pod
@@ -160,4 +208,45 @@ func (s Snapshot) LoopOps(fullName string) []string {
 		}
 	}
 	return out
+}
+
+// Run is one sandbox of a pod, from its start to its first stop.
+type Run struct {
+	Pod     Pod
+	Sandbox string
+	Started time.Time
+	Stopped time.Time // zero while it runs
+}
+
+// Runs lists the sandboxes the kubelet started for the pod named fullName,
+// in start order. Unlike UIDs it keeps a UID that runs, stops and runs
+// again as two entries: a shadowed manifest's pod comes back under the UID
+// it had.
+func (s Snapshot) Runs(fullName string) []Run {
+	var out []Run
+	idx := map[string]int{}
+	for _, a := range s.Actions {
+		if a.Pod.FullName() != fullName {
+			continue
+		}
+		i, seen := idx[a.Sandbox]
+		switch {
+		case a.Op == ActionStart:
+			idx[a.Sandbox] = len(out)
+			out = append(out, Run{Pod: a.Pod, Sandbox: a.Sandbox, Started: a.At})
+		case seen && out[i].Stopped.IsZero():
+			out[i].Stopped = a.At
+		}
+	}
+	return out
+}
+
+// RelistAfter is the first relist that began after t and has ended, if any.
+func (s Snapshot) RelistAfter(t time.Time) (Relist, bool) {
+	for _, r := range s.Relists {
+		if r.Began.After(t) && !r.Ended.IsZero() {
+			return r, true
+		}
+	}
+	return Relist{}, false
 }

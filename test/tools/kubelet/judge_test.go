@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -33,6 +34,20 @@ const hostnameOverride = "Judge-Node"
 // settleTimeout bounds one settle step. A restart takes the kubelet 11-14 s:
 // it starts the new UID only after the old one is gone.
 const settleTimeout = 90 * time.Second
+
+// TestMain lets every scenario run at once unless -parallel says
+// otherwise: a scenario spends its time waiting on the kubelet's clocks
+// (its relist, its 10 s before a restart), not on a CPU, and the default of
+// one at a time per CPU would make the package take minutes.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "64")
+	}
+	os.Exit(m.Run())
+}
 
 // TestKubeletJudgesPodwatch runs every scenario in testdata/scenarios
 // against one real kubelet and one podwatch on the same folder, and holds
@@ -90,6 +105,10 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
+				k, pw := k, pw
+				if sc.ownKubelet {
+					k, pw = own(ctx, t, bin, filepath.Join(dir, sc.name), node)
+				}
 				r := run(ctx, t, sc, k, pw, node)
 				mu.Lock()
 				results = append(results, r)
@@ -100,12 +119,31 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	slices.SortFunc(results, func(a, b result) int { return strings.Compare(a.name, b.name) })
 	var tab bytes.Buffer
 	w := tabwriter.NewWriter(&tab, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "scenario\tthe kubelet did\tpodwatch said\tagree")
+	fmt.Fprintln(w, "scenario\tthe kubelet did\tpodwatch said\tverdict")
+	agreed := map[string]bool{} // family -> every run agreed
 	for _, r := range results {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%v\n", r.name, r.kubelet, r.podwatch, r.agree)
+		verdict := "agree"
+		if !r.agree {
+			verdict = "DISAGREE"
+			if r.disagreement != "" {
+				verdict = "known-disagreement"
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.name, r.kubelet, r.podwatch, verdict)
+		if _, ok := agreed[r.family]; !ok {
+			agreed[r.family] = true
+		}
+		agreed[r.family] = agreed[r.family] && r.agree
 	}
 	w.Flush()
 	t.Logf("\n%s", tab.String())
+	// A marker must stay true: a scenario that podwatch now gets right in
+	// every run fails until its known-disagreement line goes.
+	for _, sc := range scenarios {
+		if sc.disagreement != "" && sc.name == sc.family && agreed[sc.family] {
+			t.Errorf("%s: marked known-disagreement (%s) but podwatch agreed with the kubelet in every run; remove the marker", sc.family, sc.disagreement)
+		}
+	}
 
 	stop()
 	t.Run("host unchanged", func(t *testing.T) {
@@ -120,24 +158,77 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 }
 
 type result struct {
-	name              string
+	name, family      string
 	kubelet, podwatch string
 	agree             bool
+	disagreement      string // the scenario's known-disagreement reason
+}
+
+// own starts a kubelet and a podwatch on a folder of their own, for a
+// scenario that needs the folder to itself. Both stop with the test.
+func own(ctx context.Context, t *testing.T, bin, dir, node string) (*kubelet.Kubelet, *podwatch) {
+	t.Helper()
+	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: dir, NodeName: hostnameOverride})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("own kubelet log, last lines:\n%s", tail(k.Log, 60))
+		}
+		if err := k.Stop(); err != nil {
+			t.Errorf("own kubelet stop: %v", err)
+		}
+	})
+	return k, startPodwatch(t, k.Manifests, node)
 }
 
 // run applies a scenario's steps and compares, pod by pod, the kubelet's
 // operations with podwatch's Events.
+//
+// The kubelet's operations are read from its sandbox calls, between one
+// settle and the next: a sandbox started while the pod had none is ADD; one
+// started after the pod's last sandbox stopped, for another UID, is UPDATE
+// (a restart: the kubelet starts the new UID only once the old one is
+// stopped), and for the same UID again REMOVE then ADD (the kubelet let the
+// pod go, then took it back); the pod's last sandbox stopped with none
+// after it by the settle is REMOVE.
 func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw *podwatch, node string) result {
 	full := func(p string) string { return p + "-" + node }
-	// At each settle, the kubelet's operations since the last one are read
-	// from the UIDs it started and stopped.
-	running := map[string]string{} // pod -> UID running at the last settle
-	seen := map[string]int{}       // pod -> UIDs started by the last settle
+	type track struct {
+		live    map[string]bool // sandboxes running
+		lastUID string          // the UID of the pod's last sandbox
+		gone    bool            // its last sandbox stopped this window
+	}
+	tracks := map[string]*track{}
+	for _, p := range sc.pods {
+		tracks[p] = &track{live: map[string]bool{}}
+	}
 	did := map[string][]string{}
-	var detail []string
+	from := 0 // snapshot actions read so far
+	begin := time.Now()
+	type entry struct {
+		at   time.Time
+		what string
+	}
+	var timeline []entry
+	mark := func(at time.Time, what string) { timeline = append(timeline, entry{at, what}) }
 	settles := 0
 	for _, s := range sc.steps {
-		if s.verb != "settle" {
+		switch s.verb {
+		case "settle":
+		case "relist":
+			start := time.Now()
+			snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { _, ok := s.RelistAfter(start); return ok })
+			if err != nil {
+				t.Fatalf("line %d: no relist: %v", s.line, err)
+			}
+			r, _ := snap.RelistAfter(start)
+			mark(r.Began, "the kubelet began a relist")
+			mark(r.Ended, "the kubelet ended the relist")
+			continue
+		default:
+			mark(time.Now(), strings.Join(append([]string{s.verb}, s.args...), " "))
 			if err := s.apply(k.Manifests, sc); err != nil {
 				t.Fatalf("line %d: %v", s.line, err)
 			}
@@ -146,28 +237,43 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		settles++
 		start := time.Now()
 		snap := settle(ctx, t, sc, settles, k, pw, node)
-		for _, p := range sc.pods {
-			uids := snap.UIDs(full(p))
-			cur := running[p]
-			for _, u := range uids[seen[p]:] {
-				op := "ADD"
-				if cur != "" {
-					op = "UPDATE"
+		for _, a := range snap.Actions[from:] {
+			p, ok := "", false
+			for _, q := range sc.pods {
+				if a.Pod.FullName() == full(q) {
+					p, ok = q, true
 				}
-				did[p] = append(did[p], op)
-				detail = append(detail, fmt.Sprintf("%s %s %s", p, op, u.Pod.UID))
-				cur = u.Pod.UID
 			}
-			seen[p] = len(uids)
-			now := ""
-			if n := len(uids); n > 0 && uids[n-1].Stopped.IsZero() {
-				now = uids[n-1].Pod.UID
+			if !ok {
+				continue
 			}
-			if now == "" && cur != "" {
+			tr := tracks[p]
+			switch a.Op {
+			case kubelet.ActionStart:
+				mark(a.At, "the kubelet started "+a.Pod.UID)
+				switch {
+				case tr.gone && tr.lastUID == a.Pod.UID:
+					did[p] = append(did[p], "REMOVE", "ADD")
+				case tr.gone || len(tr.live) > 0:
+					did[p] = append(did[p], "UPDATE")
+				default:
+					did[p] = append(did[p], "ADD")
+				}
+				tr.live[a.Sandbox], tr.lastUID, tr.gone = true, a.Pod.UID, false
+			case kubelet.ActionStop:
+				if tr.live[a.Sandbox] {
+					mark(a.At, "the kubelet stopped "+a.Pod.UID)
+					delete(tr.live, a.Sandbox)
+					tr.gone = len(tr.live) == 0
+				}
+			}
+		}
+		from = len(snap.Actions)
+		for _, p := range sc.pods {
+			if tr := tracks[p]; tr.gone {
 				did[p] = append(did[p], "REMOVE")
-				detail = append(detail, fmt.Sprintf("%s REMOVE %s", p, cur))
+				tr.gone, tr.lastUID = false, ""
 			}
-			running[p] = now
 		}
 		t.Logf("line %d: settled in %v", s.line, time.Since(start).Round(100*time.Millisecond))
 	}
@@ -176,14 +282,27 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	for _, p := range sc.pods {
 		said[p] = podwatchOps(evs, full(p))
 	}
-	r := result{name: sc.name, kubelet: format(sc.pods, did), podwatch: format(sc.pods, said), agree: true}
+	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), podwatch: format(sc.pods, said), agree: true, disagreement: sc.disagreement}
+	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
+	var tl strings.Builder
+	for _, e := range timeline {
+		fmt.Fprintf(&tl, "\n  +%.2fs %s", e.at.Sub(begin).Seconds(), e.what)
+	}
+	t.Logf("timeline:%s", tl.String())
+	if len(sc.outcomes) > 0 && !slices.Contains(sc.outcomes, r.kubelet) {
+		t.Errorf("the kubelet did %q, which is none of the outcomes the scenario allows %q: a race it does not know of", r.kubelet, sc.outcomes)
+	}
 	for _, p := range sc.pods {
-		if !slices.Equal(did[p], said[p]) {
-			r.agree = false
+		if slices.Equal(did[p], said[p]) {
+			continue
+		}
+		r.agree = false
+		if sc.disagreement != "" {
+			t.Logf("%s: the kubelet did %v, podwatch said %v: known disagreement: %s", p, did[p], said[p], sc.disagreement)
+		} else {
 			t.Errorf("%s: the kubelet did %v, podwatch said %v", p, did[p], said[p])
 		}
 	}
-	t.Logf("the kubelet: %s", strings.Join(detail, "; "))
 	if !r.agree {
 		t.Logf("podwatch's Events:\n%s", pw.dump(t))
 	}
@@ -191,14 +310,23 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 }
 
 // settle waits until both have acted on everything done so far, with a
-// barrier pod: its manifest is written, and once both have started it,
-// removed again. Each reads the folder's changes in order, so by the time
-// both have started the barrier they have read the scenario's; podwatch
-// holds bad news (a REMOVE among them) back for its settle delay, so only
-// once it reports the barrier's REMOVE has it reported the scenario's. The
-// kubelet must also be done with the scenario's pods: a sandbox started
-// for every UID its sync loop added and stopped for every UID it removed
-// (a restart's new UID starts seconds after the REMOVE and ADD lines).
+// barrier pod whose manifest is written and then removed.
+//
+// The kubelet's file source takes in the folder from one goroutine, one
+// thing at a time: a full list, or one watch event, each read at the time
+// it is taken. So once it has read the barrier on a watch event (its log
+// says which reads are a relist's), it has taken in every event before,
+// and every change the scenario made is in the updates it sent to the sync
+// loop; a relist that read the barrier first proves nothing, as it may
+// have read a scenario file before it was written. The barrier's REMOVE
+// line then comes after the lines of every such update. The kubelet must
+// also be done with the scenario's pods: a sandbox started for the pod its
+// sync loop last added, none left after a REMOVE (a restart's new UID
+// starts seconds after the REMOVE and ADD lines).
+//
+// podwatch reads the folder's changes in order too and holds bad news (a
+// REMOVE) back for its settle delay, so once it reports the barrier's
+// REMOVE it has reported the scenario's.
 func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Kubelet, pw *podwatch, node string) kubelet.Snapshot {
 	t.Helper()
 	name := fmt.Sprintf("barrier-%s-%d", sc.name, n)
@@ -207,65 +335,76 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 	barrier := "judge-barrier/" + name + "-" + node
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
-	var snap kubelet.Snapshot
-	for _, phase := range []struct {
-		do      func() error
-		kubelet func([]kubelet.PodState) bool
-		says    string
-	}{
-		{func() error { return os.WriteFile(file, []byte(manifest), 0o644) }, func(b []kubelet.PodState) bool { return len(b) == 1 }, "ADD"},
-		{func() error { return os.Remove(file) }, func(b []kubelet.PodState) bool { return len(b) == 1 && !b[0].Stopped.IsZero() }, "REMOVE"},
-	} {
-		if err := phase.do(); err != nil {
-			t.Fatal(err)
+	fail := func(snap kubelet.Snapshot, format string, args ...any) {
+		t.Helper()
+		t.Logf("barrier: sync loop %v, watch read %v", snap.LoopOps(barrier), snap.WatchRead(file))
+		for _, p := range sc.pods {
+			t.Logf("%s: sync loop %v, sandboxes %+v", p, snap.LoopOps(p+"-"+node), snap.UIDs(p+"-"+node))
 		}
-		var err error
-		snap, err = k.History().Wait(ctx, func(s kubelet.Snapshot) bool {
-			if !phase.kubelet(s.UIDs(barrier)) {
+		t.Fatalf("settle %d: "+format, append([]any{n}, args...)...)
+	}
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { return s.WatchRead(file) })
+	if err != nil {
+		fail(snap, "the kubelet did not read the barrier on its watch: %v", err)
+	}
+	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "ADD") }); err != nil {
+		t.Fatalf("settle %d: podwatch did not report ADD of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = k.History().Wait(ctx, func(s kubelet.Snapshot) bool {
+		if !slices.Contains(s.LoopOps(barrier), "REMOVE") {
+			return false
+		}
+		for _, p := range sc.pods {
+			if !done(s, p+"-"+node) {
 				return false
 			}
-			for _, p := range sc.pods {
-				if !done(s, p+"-"+node) {
-					return false
-				}
-			}
-			return true
-		})
-		if err != nil {
-			t.Logf("barrier: sync loop %v, sandboxes %+v", snap.LoopOps(barrier), snap.UIDs(barrier))
-			for _, p := range sc.pods {
-				t.Logf("%s: sync loop %v, sandboxes %+v", p, snap.LoopOps(p+"-"+node), snap.UIDs(p+"-"+node))
-			}
-			t.Fatalf("settle %d: %v", n, err)
 		}
-		if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), phase.says) }); err != nil {
-			t.Fatalf("settle %d: podwatch did not report %s of the barrier pod %s: %v\n%s", n, phase.says, barrier, err, pw.dump(t))
-		}
+		return true
+	})
+	if err != nil {
+		fail(snap, "%v", err)
+	}
+	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "REMOVE") }); err != nil {
+		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
 	}
 	return snap
 }
 
 // done reports whether the kubelet has carried out, for the pod fullName,
-// every ADD and REMOVE its sync loop logged: one UID started per ADD, and
-// only the last UID still running, unless the last operation removed it.
+// what its sync loop last logged: nothing running after a REMOVE; after an
+// ADD, one sandbox running, started after that line, and none of the
+// pod's older ones. A UID the
+// sync loop adds and removes again before its start may never get a
+// sandbox, so the lines are not counted against the sandboxes.
 func done(s kubelet.Snapshot, fullName string) bool {
-	ops, uids := s.LoopOps(fullName), s.UIDs(fullName)
-	adds := 0
-	for _, op := range ops {
-		if op == "ADD" {
-			adds++
+	var last *kubelet.SyncLoop
+	for i, l := range s.Loops {
+		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE") {
+			last = &s.Loops[i]
 		}
 	}
-	if adds != len(uids) {
-		return false
-	}
-	for i, u := range uids {
-		shouldRun := i == len(uids)-1 && ops[len(ops)-1] != "REMOVE"
-		if shouldRun != u.Stopped.IsZero() {
-			return false
+	var live []kubelet.Run
+	for _, r := range s.Runs(fullName) {
+		if r.Stopped.IsZero() {
+			live = append(live, r)
 		}
 	}
-	return true
+	switch {
+	case last == nil:
+		return len(live) == 0
+	case last.Op == "REMOVE":
+		return len(live) == 0
+	default:
+		// The kubelet logs the line before it acts on it, on the clock
+		// the fake CRI dates its calls by.
+		return len(live) == 1 && live[0].Started.After(last.At)
+	}
 }
 
 func format(pods []string, ops map[string][]string) string {

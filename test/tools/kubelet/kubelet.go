@@ -75,6 +75,14 @@ type Config struct {
 type Kubelet struct {
 	// Manifests is the kubelet's staticPodPath.
 	Manifests string
+	// RelistClock is a folder inside Manifests that tells when the kubelet
+	// lists it: the kubelet logs, at every full list and at nothing else,
+	// that it does not recurse into it. A folder is no pod and no manifest
+	// file, so the pods and the files a scenario sees are its own; its
+	// name sorts before every manifest's, so the line comes at the start
+	// of the list, before any file is read. RelistEnd is its twin whose
+	// name sorts after every manifest's: its line ends the list.
+	RelistClock, RelistEnd string
 	// Log is the kubelet's stderr, CRILog the fake CRI's call log.
 	Log, CRILog string
 	hist        *History
@@ -139,11 +147,13 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		cfg.FileCheckFrequency = 2 * time.Second
 	}
 	k := &Kubelet{
-		Manifests: filepath.Join(cfg.Dir, "manifests"),
-		Log:       filepath.Join(cfg.Dir, "kubelet.log"),
-		CRILog:    filepath.Join(cfg.Dir, "cri.log"),
-		hist:      newHistory(),
-		exited:    make(chan struct{}),
+		Manifests:   filepath.Join(cfg.Dir, "manifests"),
+		RelistClock: filepath.Join(cfg.Dir, "manifests", "0-relist-clock"),
+		RelistEnd:   filepath.Join(cfg.Dir, "manifests", "~relist-end"),
+		Log:         filepath.Join(cfg.Dir, "kubelet.log"),
+		CRILog:      filepath.Join(cfg.Dir, "cri.log"),
+		hist:        newHistory(),
+		exited:      make(chan struct{}),
 	}
 	// Until Start succeeds, what it started is undone on the way out.
 	var undo []func()
@@ -157,7 +167,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	// The kubelet runs from an empty folder of its own: a container with
 	// no log path makes its log cleanup delete what "*" matches there.
 	cwd := filepath.Join(cfg.Dir, "cwd")
-	for _, d := range []string{k.Manifests, cwd} {
+	for _, d := range []string{k.Manifests, k.RelistClock, k.RelistEnd, cwd} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -189,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if err := os.WriteFile(conf, []byte(config(k.Manifests, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
-	if k.cmd, err = isolated(cfg.Dir, cfg.Binary, "--config="+conf, "--hostname-override="+cfg.NodeName, "--v=2"); err != nil {
+	if k.cmd, err = isolated(cfg.Dir, cfg.Binary, "--config="+conf, "--hostname-override="+cfg.NodeName, "--v=2", "--vmodule=file=3"); err != nil {
 		return nil, err
 	}
 	k.cmd.Dir = cwd
@@ -207,11 +217,36 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		k.waitErr = k.cmd.Wait()
 		close(k.exited)
 	}()
-	if err := k.awaitHealthy(ctx, ports[1]); err != nil {
+	if err := k.awaitHealthy(ctx, ports[1]); err == nil {
+		err = k.awaitWatch(ctx)
+	}
+	if err != nil {
 		undo = nil // Stop undoes it all now
 		return nil, errors.Join(err, k.Stop())
 	}
 	return k, nil
+}
+
+// awaitWatch returns once the kubelet's file source has read a file on a
+// watch event: until its watch is up, a change reaches it only at a relist.
+// The probe is no manifest, so it names no pod; it is written again after
+// every relist until a watch read comes, and removed at the end.
+func (k *Kubelet) awaitWatch(ctx context.Context) error {
+	probe := filepath.Join(k.Manifests, "watch-probe")
+	defer os.Remove(probe)
+	for relists := -1; ; {
+		s, err := k.hist.Wait(ctx, func(s Snapshot) bool { return s.WatchRead(probe) || len(s.Relists) != relists })
+		if err != nil {
+			return fmt.Errorf("the kubelet's watch of %s: %w", k.Manifests, err)
+		}
+		if s.WatchRead(probe) {
+			return nil
+		}
+		relists = len(s.Relists)
+		if err := os.WriteFile(probe, []byte("not a manifest: the harness's watch probe\n"), 0o644); err != nil {
+			return err
+		}
+	}
 }
 
 // config is the KubeletConfiguration: the static pod folder and the fake
@@ -297,13 +332,54 @@ func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
 // I0102 15:04:05.000000 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/a"]
 var syncLoopLine = regexp.MustCompile(`"SyncLoop (ADD|UPDATE|REMOVE|DELETE)" source="([^"]*)" pods=\[([^\]]*)\]`)
 
+// relistLine matches the line the kubelet logs for RelistClock, e.g.
+// E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"
+var relistLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Provided manifest path is a directory, not recursing into manifest path" path="([^"]*)"`)
+
+// readLine matches the line the kubelet's file source logs (at -v=3) for
+// each manifest file it reads, on a relist and on a watch event alike, e.g.
+// I0102 15:04:05.000000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"
+var readLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Reading config file" path="([^"]*)"`)
+
+// headerTime matches the time in a klog line's header.
+var headerTime = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) `)
+
+// logTime is a klog header's time. The header has no year: this one's is
+// assumed, and the zone is the local one klog writes in.
+func logTime(stamp string) (time.Time, error) {
+	t, err := time.ParseInLocation("0102 15:04:05.000000", stamp, time.Local)
+	if err != nil {
+		return t, err
+	}
+	return t.AddDate(time.Now().Year(), 0, 0), nil
+}
+
 // readLog copies the kubelet's stderr to w and records its SyncLoop lines.
 func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	// The file source logs a relist's entries in sorted order, RelistClock
+	// first and RelistEnd last; a read between them is the relist's.
+	inRelist := false
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
+		// A relist is dated by the kubelet's own clock, not by when this
+		// pipe delivered the line: whether a relist began before or after
+		// a step is what a scenario waits on.
+		if m := relistLine.FindStringSubmatch(line); m != nil && (m[2] == k.RelistClock || m[2] == k.RelistEnd) {
+			if at, err := logTime(m[1]); err == nil {
+				k.hist.addRelist(at, m[2] == k.RelistEnd)
+			}
+			inRelist = m[2] == k.RelistClock
+			continue
+		}
+		if m := readLine.FindStringSubmatch(line); m != nil {
+			if at, err := logTime(m[1]); err == nil {
+				k.hist.addRead(Read{At: at, Path: m[2], Relist: inRelist})
+			}
+			continue
+		}
 		m := syncLoopLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -314,7 +390,13 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 				pods = append(pods, p)
 			}
 		}
-		k.hist.addLoop(SyncLoop{At: time.Now(), Op: m[1], Source: m[2], Pods: pods})
+		at := time.Now()
+		if h := headerTime.FindStringSubmatch(line); h != nil {
+			if t, err := logTime(h[1]); err == nil {
+				at = t
+			}
+		}
+		k.hist.addLoop(SyncLoop{At: at, Op: m[1], Source: m[2], Pods: pods})
 	}
 	_, _ = io.Copy(w, r) // a line too long for the scanner: keep the rest
 }

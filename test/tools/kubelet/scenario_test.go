@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 	"sigs.k8s.io/yaml"
@@ -22,14 +24,38 @@ import (
 //	rename OLD NEW          rename OLD to NEW within the folder
 //	remove NAME             delete NAME
 //	settle                  wait until the kubelet and podwatch have acted
+//	relist                  wait until the kubelet has begun a full list of
+//	                        the folder since this step began
+//	hold DURATION           leave the folder as it is for DURATION: part of
+//	                        what the scenario does to the folder (a file
+//	                        invalid for that long), never a wait for a side
 //
-// All scenarios share one kubelet and one folder, so each names its own
-// files and pods.
+// and these lines about the scenario as a whole:
+//
+//	known-disagreement: REASON  podwatch is known to disagree: reported,
+//	                            not failed; fails once every run agrees
+//	runs: N                     the outcome depends on a race: run it N
+//	                            times, each on names of its own
+//	outcome: WHAT               with runs, one outcome the race may give,
+//	                            as the kubelet's column of the table reads;
+//	                            a run whose kubelet did anything else fails
+//	kubelet: own                run on a kubelet and folder of its own, for
+//	                            a scenario about what else is in the folder
+//
+// All other scenarios share one kubelet and one folder, so each names its
+// own files and pods; a scenario run N times must have its name in every
+// file and pod name, which run i > 1 suffixes with -i.
 type scenario struct {
 	name     string
 	steps    []step
 	fixtures map[string][]byte
 	pods     []string // namespace/name of each fixture's pod, before the node suffix
+
+	disagreement string   // known-disagreement's reason
+	runs         int      // how many times it runs; 1 unless racy
+	outcomes     []string // the kubelet outcomes a racy one may give
+	ownKubelet   bool
+	family       string // the scenario's name, shared by all its runs
 }
 
 type step struct {
@@ -47,17 +73,56 @@ func loadScenarios(t *testing.T) []scenario {
 	var out []scenario
 	owner := map[string]string{} // file or pod name -> scenario, to keep them apart
 	for _, f := range files {
-		sc, err := parseScenario(f)
+		base, err := parseScenario(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range append(sc.fileNames(), sc.pods...) {
-			if o, ok := owner[n]; ok {
-				t.Fatalf("%s and %s both use %q; scenarios share one folder and kubelet", o, sc.name, n)
+		for i := 1; i <= base.runs; i++ {
+			sc := base.instance(i)
+			if sc.ownKubelet {
+				out = append(out, sc)
+				continue
 			}
-			owner[n] = sc.name
+			for _, n := range append(sc.fileNames(), sc.pods...) {
+				if o, ok := owner[n]; ok {
+					t.Fatalf("%s and %s both use %q; scenarios share one folder and kubelet", o, sc.name, n)
+				}
+				owner[n] = sc.name
+			}
+			out = append(out, sc)
 		}
-		out = append(out, sc)
+	}
+	return out
+}
+
+// instance is run i of the scenario: for i > 1, its name suffixed with -i
+// wherever it appears in a step, a fixture or a pod's name, so that runs
+// side by side in one folder keep apart.
+func (sc scenario) instance(i int) scenario {
+	if i == 1 {
+		return sc
+	}
+	suffix := fmt.Sprintf("%s-%d", sc.family, i)
+	r := strings.NewReplacer(sc.family, suffix)
+	out := sc
+	out.name = suffix
+	out.fixtures = map[string][]byte{}
+	for n, b := range sc.fixtures {
+		out.fixtures[n] = []byte(r.Replace(string(b)))
+	}
+	out.pods = nil
+	for _, p := range sc.pods {
+		out.pods = append(out.pods, r.Replace(p))
+	}
+	out.steps = nil
+	for _, s := range sc.steps {
+		s.args = slices.Clone(s.args)
+		for j, a := range s.args {
+			if !(s.verb == "write" && j == 0) { // a fixture's name stays
+				s.args[j] = r.Replace(a)
+			}
+		}
+		out.steps = append(out.steps, s)
 	}
 	return out
 }
@@ -67,7 +132,8 @@ func parseScenario(file string) (scenario, error) {
 	if err != nil {
 		return scenario{}, err
 	}
-	sc := scenario{name: strings.TrimSuffix(filepath.Base(file), ".txtar"), fixtures: map[string][]byte{}}
+	name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+	sc := scenario{name: name, family: name, fixtures: map[string][]byte{}, runs: 1}
 	for _, f := range a.Files {
 		sc.fixtures[f.Name] = f.Data
 		var m struct {
@@ -95,10 +161,16 @@ func parseScenario(file string) (scenario, error) {
 			}
 		}
 	}
-	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "settle": 0}
+	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "settle": 0, "relist": 0, "hold": 1}
 	for i, l := range strings.Split(string(a.Comment), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if key, val, ok := strings.Cut(l, ":"); ok && !strings.ContainsAny(key, " \t") {
+			if err := sc.directive(key, strings.TrimSpace(val)); err != nil {
+				return scenario{}, fmt.Errorf("%s:%d: %v", file, i+1, err)
+			}
 			continue
 		}
 		s := step{line: i + 1, verb: fields[0], args: fields[1:]}
@@ -111,12 +183,60 @@ func parseScenario(file string) (scenario, error) {
 				return scenario{}, fmt.Errorf("%s:%d: no fixture %q", file, s.line, s.args[0])
 			}
 		}
+		if s.verb == "hold" {
+			if d, err := time.ParseDuration(s.args[0]); err != nil || d <= 0 || d > 10*time.Second {
+				return scenario{}, fmt.Errorf("%s:%d: hold wants a duration up to 10s, not %q", file, s.line, s.args[0])
+			}
+		}
 		sc.steps = append(sc.steps, s)
+	}
+	if len(sc.outcomes) > 0 && sc.runs < 2 {
+		return scenario{}, fmt.Errorf("%s: outcome lines are for a scenario with runs of 2 or more", file)
+	}
+	if sc.runs > 1 {
+		for _, n := range append(sc.fileNames(), sc.pods...) {
+			if !strings.Contains(n, sc.family) {
+				return scenario{}, fmt.Errorf("%s: runs: %q must contain the scenario's name to be told apart run by run", file, n)
+			}
+		}
+	}
+	for _, n := range sc.fileNames() {
+		// The kubelet's relist is told by two folders whose names sort
+		// before and after every manifest's (kubelet.Kubelet.RelistClock).
+		if !strings.HasPrefix(n, ".") && (n <= "0-relist-clock" || n >= "~relist-end") {
+			return scenario{}, fmt.Errorf("%s: %q must sort between 0-relist-clock and ~relist-end", file, n)
+		}
 	}
 	if len(sc.steps) == 0 || sc.steps[len(sc.steps)-1].verb != "settle" {
 		return scenario{}, fmt.Errorf("%s: the last step must be settle", file)
 	}
 	return sc, nil
+}
+
+func (sc *scenario) directive(key, val string) error {
+	switch key {
+	case "known-disagreement":
+		if val == "" {
+			return fmt.Errorf("known-disagreement needs a reason")
+		}
+		sc.disagreement = val
+	case "runs":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 2 {
+			return fmt.Errorf("runs wants a number of 2 or more, not %q", val)
+		}
+		sc.runs = n
+	case "outcome":
+		sc.outcomes = append(sc.outcomes, val)
+	case "kubelet":
+		if val != "own" {
+			return fmt.Errorf("kubelet: wants own, not %q", val)
+		}
+		sc.ownKubelet = true
+	default:
+		return fmt.Errorf("unknown line %q", key)
+	}
+	return nil
 }
 
 // fileNames are the names the scenario's steps create in the folder.
@@ -134,7 +254,7 @@ func (sc scenario) fileNames() []string {
 	return slices.Compact(out)
 }
 
-// apply does a step other than settle in dir.
+// apply does a step that changes the folder dir.
 func (s step) apply(dir string, sc scenario) error {
 	switch s.verb {
 	case "write":
@@ -143,6 +263,12 @@ func (s step) apply(dir string, sc scenario) error {
 		return os.Rename(filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1]))
 	case "remove":
 		return os.Remove(filepath.Join(dir, s.args[0]))
+	case "hold":
+		d, _ := time.ParseDuration(s.args[0]) // checked when parsed
+		// The folder stays as it is for d: what the scenario does, not a
+		// wait for the kubelet or podwatch.
+		time.Sleep(d)
+		return nil
 	}
 	return fmt.Errorf("step %q is not applied to the folder", s.verb)
 }
