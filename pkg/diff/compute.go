@@ -63,6 +63,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.next = prev.cloneSharingPods()
 	}
 	c.next.base = nil
+	c.takeIn(prev.kubelet, inPlace)
 	if c.incremental(prev.base) {
 		c.sweep(c.touchedIDs())
 	} else {
@@ -71,6 +72,17 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 	}
 	c.next.base = c.baseline()
 	return c.changes, c.next, c.recheck
+}
+
+// takeIn plays the snapshot to the kubelet's file source as followed in
+// kv, changing kv in place when inPlace.
+func (c *computation) takeIn(kv *kubeletView, inPlace bool) {
+	if !inPlace {
+		kv = kv.clone()
+	}
+	c.relisted, c.estimated = kubeletRelisted(kv, c.snap)
+	c.kv = kv.step(c.snap, c.relisted)
+	c.next.kubelet = c.kv
 }
 
 // sweepAll forgets what this step found no longer there: pending waits and
@@ -102,6 +114,11 @@ type computation struct {
 	plain       bool // the plain path ran: every valid file is its pod's winner
 	// touched are the files the incremental step looked at, sorted.
 	touched []string
+	// kv is the kubelet's file source after this snapshot; relisted says
+	// the kubelet relisted with it, estimated that podwatch's own relist
+	// stands in for one it did not see.
+	kv                  *kubeletView
+	relisted, estimated bool
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -125,7 +142,11 @@ func (c *computation) file(name string) *types.File {
 // want is the file the kubelet takes a pod from.
 type want struct {
 	file *types.File
-	keep *PodState // set when the last published pod is kept (file unreadable)
+	// keep is set when the kubelet runs the pod from an earlier read than
+	// the file's content now (unreadable or invalid since): the last
+	// published one, or with revive one it had let go and takes back.
+	keep   *PodState
+	revive bool
 }
 
 func (c *computation) node() types.Object {
@@ -206,6 +227,9 @@ func (c *computation) desired() map[string]want {
 				key, strings.Join(names, ", "), winner.Name),
 		})
 	}
+	if !c.snap.Single {
+		return c.kubeletRuns()
+	}
 	for key, p := range c.next.Pods {
 		if _, ok := desired[key]; ok {
 			continue
@@ -213,8 +237,28 @@ func (c *computation) desired() map[string]want {
 		// A file podwatch cannot read still runs for the kubelet, and in
 		// single-file mode the kubelet keeps the last good pod.
 		f := c.file(p.File)
-		if unreadable[p.File] || (c.snap.Single && f != nil && f.Err != nil) {
+		if unreadable[p.File] || (f != nil && f.Err != nil) {
 			desired[key] = want{keep: p}
+		}
+	}
+	return desired
+}
+
+// kubeletRuns is desired as the kubelet's file source has it (see
+// kubeletView): each pod from the file its store last read it from, or,
+// where that file no longer gives it, from its last good parse.
+func (c *computation) kubeletRuns() map[string]want {
+	running := c.kv.running()
+	desired := make(map[string]want, len(running))
+	for key, name := range running {
+		if f := c.file(name); f != nil && validPod(f) && f.Pod.Key == key {
+			desired[key] = want{file: f}
+			continue
+		}
+		if p, ok := c.next.Pods[key]; ok {
+			desired[key] = want{keep: p}
+		} else if p, ok := c.kv.held[key]; ok {
+			desired[key] = want{keep: p, revive: true}
 		}
 	}
 	return desired
@@ -246,9 +290,13 @@ func (c *computation) fileProblem(f *types.File) bool {
 		})
 		return true
 	case f.Err != nil:
+		msg := fmt.Sprintf("%s: %v", f.Name, f.Err)
+		if key, ok := c.kv.keys[f.Name]; ok && !c.snap.Single && !c.kv.empty && c.kv.store[key] == f.Name && c.next.Pods[key] != nil {
+			msg += fmt.Sprintf("; the kubelet keeps running pod %s from its last good parse and stops it at its next relist%s unless the file is fixed", key, c.within())
+		}
 		c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
-			Message: fmt.Sprintf("%s: %v", f.Name, f.Err),
+			Message: msg,
 		})
 	case f.Pod != nil && len(f.Pod.Ignored) > 0:
 		c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
@@ -266,6 +314,8 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 	for key, w := range desired {
 		p, had := c.next.Pods[key]
 		switch {
+		case w.revive:
+			c.revive(key, *w.keep)
 		case w.keep != nil:
 		case !had:
 			c.add(key, w.file)
@@ -357,6 +407,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
 	}
+	if !c.snap.Single && shadowed(c.snap.Files, f) {
+		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
+	}
 	effect := "the kubelet gives the pod a new UID and restarts it"
 	if uidPinned {
 		effect = "metadata.uid is set, so the kubelet updates the pod in place"
@@ -370,30 +423,85 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 func (c *computation) remove(key string, p PodState, why string) {
 	typ := v1.EventTypeWarning
 	var since time.Time
+	effect := "the kubelet stops it"
+	file := p.File
 	if why == "" {
 		f := c.file(p.File)
+		by, dropped := c.kv.dropped[key]
 		switch {
+		case dropped && by != p.File:
+			// The kubelet drops the pod a deleted name last gave, though
+			// it ran from another file.
+			file = by
+			why = fmt.Sprintf("%s was removed, and the kubelet drops the pod that name last gave it, though it ran from %s", by, p.File)
+			if f != nil && validPod(f) && f.Pod.Key == key {
+				effect = fmt.Sprintf("the kubelet stops it, and its next relist starts it again from %s", p.File)
+			}
+		case c.kv.empty && len(c.kv.store) > 0:
+			if f != nil {
+				since = f.ChangedAt
+			}
+			why = fmt.Sprintf("the kubelet's relist found no valid manifest in %s", c.opts.Path)
+			if f != nil && f.Err != nil {
+				why = fmt.Sprintf("%s is invalid: %v, and the kubelet's relist found no other valid manifest in %s", p.File, f.Err, c.opts.Path)
+			}
+			effect = "the kubelet stops it, and starts it again from its last good parse at the next change to a valid manifest"
+			c.kv.hold(key, p)
 		case f == nil:
 			why, typ = p.File+" was removed", v1.EventTypeNormal
 		case f.Err != nil:
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 			since = f.ChangedAt
+			effect = c.atRelist("the kubelet stops it")
 		case f.Pod != nil:
 			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), v1.EventTypeNormal
 			since = f.ChangedAt
+			effect = c.atRelist("the kubelet stops it")
 		default:
 			why = p.File + " is no longer a regular file"
 			since = f.ChangedAt
+			effect = c.atRelist("the kubelet stops it")
 		}
 	}
-	if !c.settled("pod/"+key, since) {
+	// A pod a deleted name took with it is gone at once, not the end of
+	// an editor's save: the kubelet stops it on the event.
+	if by, ok := c.kv.dropped[key]; (!ok || by == p.File) && !c.settled("pod/"+key, since) {
 		return
 	}
 	c.ownPods()
 	delete(c.next.Pods, key)
 	c.emit(types.Change{
-		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: p.File,
-		Message: fmt.Sprintf("static pod %s removed: %s; the kubelet stops it", key, why),
+		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file,
+		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, effect),
+	})
+}
+
+// atRelist says that what the kubelet does, it does at its relist, and
+// whether podwatch saw that relist or stands in for it with its own.
+func (c *computation) atRelist(what string) string {
+	if !c.estimated {
+		return what + " at its relist"
+	}
+	return what + " at its next relist" + c.within() + "; podwatch did not see that relist, so this is the time of its own, an estimate"
+}
+
+// within bounds the wait for the kubelet's next relist, for messages.
+func (c *computation) within() string {
+	if c.opts.RelistPeriod <= 0 {
+		return ""
+	}
+	return " (within " + c.opts.RelistPeriod.String() + ")"
+}
+
+// revive publishes again a pod the kubelet let go and takes back from its
+// last good parse (see kubeletView: an empty relist keeps the store).
+func (c *computation) revive(key string, p PodState) {
+	c.ownPods()
+	c.next.Pods[key] = &p
+	delete(c.kv.held, key)
+	c.emit(types.Change{
+		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash,
+		Message: fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File),
 	})
 }
 

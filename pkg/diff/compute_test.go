@@ -215,35 +215,93 @@ func TestSameHashIsNoChange(t *testing.T) {
 	}
 }
 
-func TestTurnsInvalidThenRemovedAfterSettle(t *testing.T) {
-	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+// The kubelet's watch ignores a file it cannot read, so a manifest turned
+// invalid keeps its pod running until the kubelet's next relist: the
+// Warning says so at once (once settled), the REMOVE comes with a relist.
+func TestTurnsInvalidThenRemovedAtRelist(t *testing.T) {
+	other := valid("b.yaml", pod("b", "img:1"), t0)
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), other))
 	bad := types.File{Name: "a.yaml", Err: errors.New("line 7: spec.containers[0].image: Required value"), ChangedAt: t0.Add(10 * time.Second)}
-	s := snap(false, bad)
+	s := snap(false, bad, other)
 	chs, st, recheck := Compute(st, s, t0.Add(10*time.Second), testOpts)
 	if len(chs) != 0 || !recheck.Equal(t0.Add(11*time.Second)) {
 		t.Fatalf("before settling: [%s] recheck %v", reasons(chs), recheck)
 	}
 	chs, st, recheck = Compute(st, s, recheck, testOpts)
-	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
-		t.Fatalf("after settling: [%s]", reasons(chs))
+	inv := mustOne(t, chs, types.ReasonInvalid)
+	want := "a.yaml: line 7: spec.containers[0].image: Required value; the kubelet keeps running pod kube-system/a-node-1 from its last good parse and stops it at its next relist (within 20s) unless the file is fixed"
+	if inv.Object.Kind != types.KindNode || inv.Message != want || inv.File != "a.yaml" {
+		t.Fatalf("invalid = %+v\nwant message %q", inv, want)
 	}
-	inv, rm := chs[0], chs[1]
-	if inv.Object.Kind != types.KindNode || inv.Message != "a.yaml: line 7: spec.containers[0].image: Required value" || inv.File != "a.yaml" {
-		t.Fatalf("invalid = %+v", inv)
+	if !recheck.IsZero() || len(st.Pods) != 2 {
+		t.Fatalf("the pod must stay published until a relist: recheck %v pods %v", recheck, st.Pods)
 	}
-	if rm.Type != v1.EventTypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") {
-		t.Fatalf("remove = %+v", rm)
-	}
-	if !recheck.IsZero() || len(st.Pods) != 0 {
-		t.Fatalf("recheck %v pods %v", recheck, st.Pods)
-	}
-	// A watch snapshot of the same state is no new occurrence; a relist is.
+	// A watch snapshot of the same state is no new occurrence.
 	if chs, _, _ = Compute(st, s, t0.Add(12*time.Second), testOpts); len(chs) != 0 {
 		t.Fatalf("repeat without relist: [%s]", reasons(chs))
 	}
-	s.Relist = true
-	chs, _, _ = Compute(st, s, t0.Add(30*time.Second), testOpts)
-	mustOne(t, chs, types.ReasonInvalid)
+
+	// podwatch's own relist stands in for the kubelet's it did not see.
+	rs := s
+	rs.Relist, rs.Time = true, t0.Add(30*time.Second)
+	chs, est, _ := Compute(st, rs, t0.Add(30*time.Second), testOpts)
+	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
+		t.Fatalf("at podwatch's relist: [%s]", reasons(chs))
+	}
+	rm := chs[1]
+	if rm.Type != v1.EventTypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") || !strings.Contains(rm.Message, "an estimate") || len(est.Pods) != 1 {
+		t.Fatalf("remove = %+v, pods %v", rm, est.Pods)
+	}
+
+	// A kubelet relist seen before the change took nothing in; one after
+	// it stops the pod, and the message says no estimate.
+	ks := s
+	ks.KubeletRelist = t0.Add(5 * time.Second)
+	if chs, _, _ = Compute(st, ks, t0.Add(13*time.Second), testOpts); len(chs) != 0 {
+		t.Fatalf("a kubelet relist from before the change: [%s]", reasons(chs))
+	}
+	ks.KubeletRelist = t0.Add(15 * time.Second)
+	chs, seen, _ := Compute(st, ks, t0.Add(15*time.Second), testOpts)
+	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
+		t.Fatalf("at the kubelet's relist: [%s]", reasons(chs))
+	}
+	if rm = chs[1]; !strings.HasSuffix(rm.Message, "; the kubelet stops it at its relist") || len(seen.Pods) != 1 {
+		t.Fatalf("remove at the kubelet's relist = %q, pods %v", rm.Message, seen.Pods)
+	}
+}
+
+// A relist that finds no valid file sends the kubelet's pod config an
+// empty list but keeps its store: every pod stops, and the next valid
+// change brings them all back, from their last good parse.
+func TestEmptyRelistKeepsTheStore(t *testing.T) {
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	bad := types.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
+	rs := snap(true, bad)
+	rs.Time = t0.Add(20 * time.Second)
+	chs, st, _ := Compute(st, rs, t0.Add(20*time.Second), testOpts)
+	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
+		t.Fatalf("empty relist: [%s]", reasons(chs))
+	}
+	if rm := chs[1]; !strings.Contains(rm.Message, "a.yaml is invalid: line 3: yaml: unexpected end, and the kubelet's relist found no other valid manifest") || len(st.Pods) != 0 {
+		t.Fatalf("empty relist: %q, pods %v", chs[1].Message, st.Pods)
+	}
+	// A new valid file: the kubelet's store, a.yaml's last good pod in it,
+	// is sent again with it.
+	ws := snap(false, bad, valid("b.yaml", pod("b", "img:1"), t0.Add(25*time.Second)))
+	chs, st, _ = Compute(st, ws, t0.Add(25*time.Second), testOpts)
+	if reasons(chs) != types.ReasonAdded+","+types.ReasonAdded || len(st.Pods) != 2 {
+		t.Fatalf("after a valid change: [%s], pods %v", reasons(chs), st.Pods)
+	}
+	if !strings.Contains(chs[0].Message, "added again from its last good parse of a.yaml") {
+		t.Fatalf("the revived pod: %q", chs[0].Message)
+	}
+	// The next relist drops a.yaml's pod for good.
+	rs = snap(true, bad, valid("b.yaml", pod("b", "img:1"), t0.Add(25*time.Second)))
+	rs.Time = t0.Add(40 * time.Second)
+	chs, st, _ = Compute(st, rs, t0.Add(40*time.Second), testOpts)
+	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved || !strings.Contains(chs[1].Message, "a.yaml is invalid") || len(st.Pods) != 1 {
+		t.Fatalf("the relist after: [%s], pods %v", reasons(chs), st.Pods)
+	}
 }
 
 func TestTransientInvalidIsNeverReported(t *testing.T) {

@@ -72,7 +72,7 @@ func (c *computation) podsPlain() bool {
 // whether it did; when it did not, it had no side effect.
 func (c *computation) incremental(b *baseline) bool {
 	s := c.snap
-	if b == nil || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
+	if b == nil || !c.kv.plain || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
 		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts {
 		return false
 	}

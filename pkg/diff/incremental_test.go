@@ -95,6 +95,7 @@ func TestIncrementalMatchesFull(t *testing.T) {
 
 			dry := &computation{snap: s, now: now, opts: testOpts.withDefaults(), next: fast.cloneSharingPods(),
 				livePending: map[string]bool{}, liveProblem: map[string]bool{}}
+			dry.takeIn(fast.kubelet, false)
 			if dry.incremental(fast.base) {
 				incSteps++
 				for _, ch := range dry.changes {
@@ -132,8 +133,11 @@ func TestIncrementalMatchesFull(t *testing.T) {
 			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
 		}
 	}
-	// The comparison proves something only if the incremental step ran often.
-	if incSteps < seeds*steps/4 || incChanges < seeds*steps/4 || incProblems < seeds*steps/50 {
+	// The comparison proves something only if the incremental step ran
+	// often. It cannot run from a file turning invalid, unreadable or
+	// another pod's while it holds a pod until the next relist (the kubelet
+	// runs that pod on), which these random folders do often.
+	if incSteps < seeds*steps/8 || incChanges < seeds*steps/8 || incProblems < seeds*steps/50 {
 		t.Fatalf("the incremental step ran in %d steps of %d, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)
 	}
 	t.Logf("incremental step taken in %d of %d steps, with %d ADD/UPDATEs and %d problems", incSteps, seeds*steps, incChanges, incProblems)

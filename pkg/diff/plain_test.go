@@ -68,6 +68,7 @@ func TestPlainPathMatchesFull(t *testing.T) {
 					seed, step, reasons(chFull), recFull, reasons(chFast), recFast, nextFull, nextFast)
 			}
 			c := &computation{snap: s, opts: testOpts.withDefaults(), next: full}
+			c.takeIn(full.kubelet, false)
 			if _, ok := c.plainPlan(); ok {
 				plainSteps++
 				for _, ch := range chFast {
@@ -80,8 +81,11 @@ func TestPlainPathMatchesFull(t *testing.T) {
 			now = now.Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		}
 	}
-	// The comparison proves something only if the fast path ran often.
-	if plainSteps < 8000 || plainChanges < 4000 {
+	// The comparison proves something only if the fast path ran often. It
+	// cannot run from a file turning invalid, unreadable or another pod's
+	// while it holds a pod until the next relist (the kubelet runs that pod
+	// on), which these random folders do often.
+	if plainSteps < 4000 || plainChanges < 2500 {
 		t.Fatalf("the plain path applied to %d steps of 60,000, with %d ADD/UPDATEs", plainSteps, plainChanges)
 	}
 	t.Logf("plain path taken in %d of 60,000 steps, with %d ADD/UPDATEs", plainSteps, plainChanges)

@@ -36,6 +36,10 @@ type State struct {
 	// owned says no one else holds the maps: Advance may change them in
 	// place.
 	owned bool
+	// kubelet is the kubelet's file source as followed so far. Not
+	// persisted: the first snapshot after a restart is a relist, which
+	// rebuilds it.
+	kubelet *kubeletView
 }
 
 // PodState is one published pod.
@@ -77,7 +81,7 @@ func (s State) withMaps() State {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, base: s.base}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, base: s.base, kubelet: s.kubelet}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

@@ -16,6 +16,12 @@ type Snapshot struct {
 	// (a dot name changed, events were lost). It is false after watch events
 	// that named the files they touched.
 	Relist bool
+	// KubeletRelist is when the kubelet last listed the folder, as podwatch
+	// saw it do so; zero when podwatch has not seen it (its own relist then
+	// stands in for the kubelet's, and says it is an estimate). The source
+	// does not set it: the agent does, from what tells it the kubelet's
+	// relists.
+	KubeletRelist time.Time
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

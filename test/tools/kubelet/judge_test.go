@@ -119,7 +119,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	slices.SortFunc(results, func(a, b result) int { return strings.Compare(a.name, b.name) })
 	var tab bytes.Buffer
 	w := tabwriter.NewWriter(&tab, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "scenario\tthe kubelet did\tpodwatch said\tverdict")
+	fmt.Fprintln(w, "scenario\tthe kubelet's sync loop\tits sandboxes\tpodwatch said\tverdict")
 	agreed := map[string]bool{} // family -> every run agreed
 	for _, r := range results {
 		verdict := "agree"
@@ -129,7 +129,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				verdict = "known-disagreement"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.name, r.kubelet, r.podwatch, verdict)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.name, r.loop, r.kubelet, r.podwatch, verdict)
 		if _, ok := agreed[r.family]; !ok {
 			agreed[r.family] = true
 		}
@@ -158,10 +158,10 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 }
 
 type result struct {
-	name, family      string
-	kubelet, podwatch string
-	agree             bool
-	disagreement      string // the scenario's known-disagreement reason
+	name, family            string
+	kubelet, loop, podwatch string
+	agree                   bool
+	disagreement            string // the scenario's known-disagreement reason
 }
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
@@ -278,11 +278,13 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		t.Logf("line %d: settled in %v", s.line, time.Since(start).Round(100*time.Millisecond))
 	}
 	evs := pw.events(t)
-	said := map[string][]string{}
+	said, loop := map[string][]string{}, map[string][]string{}
+	final := k.History().Snapshot()
 	for _, p := range sc.pods {
 		said[p] = podwatchOps(evs, full(p))
+		loop[p] = decided(final, full(p))
 	}
-	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), podwatch: format(sc.pods, said), agree: true, disagreement: sc.disagreement}
+	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, said), agree: true, disagreement: sc.disagreement}
 	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
 	var tl strings.Builder
 	for _, e := range timeline {
@@ -293,14 +295,14 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		t.Errorf("the kubelet did %q, which is none of the outcomes the scenario allows %q: a race it does not know of", r.kubelet, sc.outcomes)
 	}
 	for _, p := range sc.pods {
-		if slices.Equal(did[p], said[p]) {
+		if slices.Equal(loop[p], said[p]) {
 			continue
 		}
 		r.agree = false
 		if sc.disagreement != "" {
-			t.Logf("%s: the kubelet did %v, podwatch said %v: known disagreement: %s", p, did[p], said[p], sc.disagreement)
+			t.Logf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v: known disagreement: %s", p, loop[p], did[p], said[p], sc.disagreement)
 		} else {
-			t.Errorf("%s: the kubelet did %v, podwatch said %v", p, did[p], said[p])
+			t.Errorf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], said[p])
 		}
 	}
 	if !r.agree {
@@ -374,6 +376,69 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
 	}
 	return snap
+}
+
+// oneUpdate bounds the time between the REMOVE and ADD lines that one
+// update of the kubelet's pod config gives when a pod changes UID: the sync
+// loop takes them one at a time, between its other work.
+const oneUpdate = time.Second
+
+// decided is what the kubelet's sync loop was told about the pod fullName,
+// as podwatch's Events claim it: ADD, REMOVE, and a REMOVE and an ADD from
+// one update of the pod config as UPDATE, a restart under a new UID. Its
+// sandboxes show that restart only if the new UID gets to start before the
+// next change: a new UID waits about 10 s for the old pod to go. A REMOVE
+// and an ADD close together but from two updates (a relist right after a
+// delete) bring the same UID back.
+func decided(s kubelet.Snapshot, fullName string) []string {
+	var lines []kubelet.SyncLoop
+	for _, l := range s.Loops {
+		// An UPDATE line keeps the UID: no restart, nothing podwatch
+		// claims for a manifest without metadata.uid (none here has one).
+		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE") {
+			lines = append(lines, l)
+		}
+	}
+	var out []string
+	var lastAdd time.Time
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		until := time.Time{}
+		if i+2 < len(lines) {
+			until = lines[i+2].At
+		}
+		if l.Op == "REMOVE" && i+1 < len(lines) && lines[i+1].Op == "ADD" && lines[i+1].At.Sub(l.At) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, lines[i+1].At, until) {
+			lastAdd = lines[i+1].At
+			out = append(out, "UPDATE")
+			i++
+			continue
+		}
+		if l.Op == "ADD" {
+			lastAdd = l.At
+		}
+		out = append(out, l.Op)
+	}
+	return out
+}
+
+// sameUIDBack reports whether the first sandbox the pod fullName got after
+// added, and before until (the pod's next line; zero for none), is of the
+// UID that removed took away: the last sandbox started between the ADD
+// before it (lastAdd) and removed. When that ADD's UID never started, what
+// was removed is unknown, and it is not the same.
+func sameUIDBack(s kubelet.Snapshot, fullName string, lastAdd, removed, added, until time.Time) bool {
+	var before, after string
+	for _, r := range s.Runs(fullName) {
+		switch {
+		case r.Started.Before(removed):
+			if r.Started.After(lastAdd) {
+				before = r.Pod.UID
+			}
+		case r.Started.After(added) && (until.IsZero() || r.Started.Before(until)) && after == "":
+			after = r.Pod.UID
+		}
+	}
+	return before != "" && before == after
 }
 
 // done reports whether the kubelet has carried out, for the pod fullName,

@@ -1,0 +1,275 @@
+package diff
+
+import (
+	"errors"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// kubeletView is the kubelet's file source as podwatch follows it. The
+// kubelet acts on a watch event at once and only on the file it names, and
+// replaces what it holds only at its relist:
+//
+//   - a file created, written or moved in and valid goes into its store
+//     under the pod's key, replacing whatever file gave that key, so a
+//     shadowed file just written wins until the next relist;
+//   - a file turned invalid changes nothing: its last good pod runs on;
+//   - a file deleted or moved away drops the pod its name last gave (its
+//     fileKeyMapping), whichever file that pod came from now;
+//   - a relist replaces the store with the folder's valid files, the last
+//     in byte order winning per key, and records each one's key; a relist
+//     that finds no valid file at all sends an empty pod list but keeps the
+//     store, so the next store change brings all of it back.
+//
+// What the kubelet runs is then its store, or nothing after an empty relist.
+type kubeletView struct {
+	store map[string]string // pod key -> file its pod was last read from
+	keys  map[string]string // file -> key of its last good parse
+	empty bool              // the last relist found no valid file
+	// files is the snapshot last taken in, to tell which files a snapshot
+	// without Changed touched; seq is its number.
+	files []*types.File
+	seq   uint64
+	// relist is the kubelet relist last taken in (Snapshot.KubeletRelist).
+	relist time.Time
+	// plain says the store is exactly one entry per valid file, each
+	// under its own key, and nothing else: what a relist of the folder
+	// would give. The plain and incremental paths need it.
+	plain bool
+	// dropped holds, per key the last step took out of the store on a
+	// watch event, the deleted file that did it.
+	dropped map[string]string
+	// held keeps the pods reported removed after an empty relist while
+	// the store still holds them: the next store change brings them back.
+	held map[string]*PodState
+}
+
+// hold keeps p, removed while the store still holds key.
+func (v *kubeletView) hold(key string, p PodState) {
+	if v.held == nil {
+		v.held = map[string]*PodState{}
+	}
+	v.held[key] = &p
+}
+
+// clone copies v for a step that must leave v as it was.
+func (v *kubeletView) clone() *kubeletView {
+	if v == nil {
+		return nil
+	}
+	n := *v
+	n.store = maps.Clone(v.store)
+	n.keys = maps.Clone(v.keys)
+	n.held = maps.Clone(v.held)
+	n.dropped = nil
+	return &n
+}
+
+// kubeletRelisted says whether snap brings a kubelet relist not yet taken
+// in, and whether that relist is podwatch's own standing in for it.
+func kubeletRelisted(v *kubeletView, snap types.Snapshot) (relisted, estimated bool) {
+	if k := snap.KubeletRelist; !k.IsZero() {
+		return v == nil || k.After(v.relist), false
+	}
+	return snap.Relist, true
+}
+
+// step takes snap into v: a relist replaces the store, any other snapshot
+// plays the files it changed as the kubelet's watch events. It returns v,
+// or a new view when v is nil.
+func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
+	if v == nil {
+		v = &kubeletView{store: map[string]string{}, keys: map[string]string{}}
+		relist = true
+	}
+	v.dropped = nil
+	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
+		return v // the same snapshot again, for a recheck: taken in already
+	}
+	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
+		// podwatch cannot tell what the kubelet reads: the next snapshot
+		// is taken in against the last one read.
+		return v
+	}
+	if relist {
+		v.replace(snap)
+	} else {
+		// The snapshot does not keep the events' order. A name gone goes
+		// first: a rename's old name leaves before the new one arrives,
+		// and a name gone takes its pod with it (see watchEvent).
+		names := v.changed(snap)
+		for _, name := range names {
+			if f := lookup(snap.Files, name); f == nil {
+				v.watchEvent(name, nil)
+			}
+		}
+		for _, name := range names {
+			if f := lookup(snap.Files, name); f != nil {
+				v.watchEvent(name, f)
+			}
+		}
+	}
+	v.files, v.seq = snap.Files, snap.Seq
+	if !snap.KubeletRelist.IsZero() {
+		v.relist = snap.KubeletRelist
+	}
+	return v
+}
+
+// changed names the files snap changed since the snapshot v took in last,
+// in byte order: Changed when it follows on from it, otherwise the files
+// whose entry is not the same (entries of unchanged files are shared).
+func (v *kubeletView) changed(snap types.Snapshot) []string {
+	if snap.Changed != nil && snap.Seq != 0 && snap.Seq == v.seq+1 {
+		if slices.IsSorted(snap.Changed) {
+			return snap.Changed
+		}
+		return slices.Compact(slices.Sorted(slices.Values(snap.Changed)))
+	}
+	var out []string
+	a, b := v.files, snap.Files
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0].Name < b[0].Name):
+			out, a = append(out, a[0].Name), a[1:]
+		case len(a) == 0 || b[0].Name < a[0].Name:
+			out, b = append(out, b[0].Name), b[1:]
+		default:
+			if a[0] != b[0] {
+				out = append(out, b[0].Name)
+			}
+			a, b = a[1:], b[1:]
+		}
+	}
+	return out
+}
+
+// watchEvent is the kubelet's handling of a watch event for name, which
+// now is f (nil when gone).
+func (v *kubeletView) watchEvent(name string, f *types.File) {
+	switch {
+	case f == nil:
+		key, ok := v.keys[name]
+		if !ok {
+			return
+		}
+		delete(v.keys, name)
+		if _, held := v.store[key]; !held {
+			return // the kubelet finds nothing to delete and sends nothing
+		}
+		if v.store[key] != name || v.empty {
+			v.plain = false // another file's pod goes, or the store comes back
+		}
+		delete(v.store, key)
+		if v.dropped == nil {
+			v.dropped = map[string]string{}
+		}
+		v.dropped[key] = name
+		v.empty = false
+	case validPod(f):
+		key := f.Pod.Key
+		if old, ok := v.store[key]; ok && old != name {
+			v.plain = false // a second file for the key, or a shadowed one
+		}
+		if old, ok := v.keys[name]; ok && old != key {
+			if v.store[old] == name {
+				v.plain = false // the file's old pod runs on until a relist
+			}
+		}
+		if v.empty {
+			v.plain = false // the whole store comes back
+		}
+		v.store[key] = name
+		v.keys[name] = key
+		v.empty = false
+	default:
+		// Unreadable, invalid or no regular file: the kubelet's read fails
+		// and it keeps what it has, the file's last good pod included.
+		if key, ok := v.keys[name]; ok && v.store[key] == name {
+			v.plain = false
+		}
+	}
+}
+
+// replace is the kubelet's relist of snap's folder.
+func (v *kubeletView) replace(snap types.Snapshot) {
+	if snap.PathErr != nil {
+		v.empty, v.plain = true, false // no folder: an empty pod list
+		return
+	}
+	// A relist seen after the fact read the files as they were then: one
+	// changed since is as the watch events after the relist left it.
+	at := snap.KubeletRelist
+	later := func(f *types.File) bool { return !at.IsZero() && f.ChangedAt.After(at) }
+	store := make(map[string]string, len(v.store))
+	plain := true
+	for key, name := range v.store {
+		if f := lookup(snap.Files, name); f != nil && later(f) {
+			store[key] = name
+			plain = false
+		}
+	}
+	for _, f := range snap.Files {
+		if later(f) {
+			continue
+		}
+		switch {
+		case validPod(f):
+			if _, dup := store[f.Pod.Key]; dup {
+				plain = false
+			}
+			store[f.Pod.Key] = f.Name // the last in byte order wins
+			v.keys[f.Name] = f.Pod.Key
+		case f.ReadErr != nil:
+			// podwatch cannot read it; the kubelet may: its pod stays as
+			// it was for podwatch's purposes.
+			if key, ok := v.keys[f.Name]; ok && v.store[key] == f.Name {
+				if _, taken := store[key]; !taken {
+					store[key] = f.Name
+				}
+				plain = false
+			}
+		}
+	}
+	for name := range v.keys {
+		if lookup(snap.Files, name) == nil {
+			delete(v.keys, name) // gone, though no watch event said so
+		}
+	}
+	if len(store) == 0 && len(v.store) > 0 {
+		v.empty, v.plain = true, false
+		return
+	}
+	v.store, v.empty, v.plain = store, false, plain
+	for key := range v.held {
+		if _, ok := store[key]; !ok {
+			delete(v.held, key)
+		}
+	}
+}
+
+// running is what the kubelet runs: its store, or nothing after a relist
+// that found no valid file.
+func (v *kubeletView) running() map[string]string {
+	if v.empty {
+		return nil
+	}
+	return v.store
+}
+
+// shadowed says whether f's pod is one the kubelet runs from f only until
+// its next relist: another valid file later in byte order defines it.
+func shadowed(files []*types.File, f *types.File) bool {
+	i, _ := slices.BinarySearchFunc(files, f.Name, func(g *types.File, n string) int { return strings.Compare(g.Name, n) })
+	for _, g := range files[i+1:] {
+		if validPod(g) && g.Pod.Key == f.Pod.Key {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,125 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// stepper feeds snapshots of one folder to Advance, numbered and naming
+// what they changed, as the file source's are.
+type stepper struct {
+	t     *testing.T
+	st    State
+	seq   uint64
+	files map[string]*types.File
+	now   time.Time
+}
+
+func newStepper(t *testing.T) *stepper {
+	return &stepper{t: t, files: map[string]*types.File{}, now: t0}
+}
+
+// step changes the named files (nil deletes) and returns what Advance says,
+// after every settle delay has passed.
+func (s *stepper) step(relist bool, change map[string]*types.File) []types.Change {
+	s.t.Helper()
+	s.seq++
+	s.now = s.now.Add(5 * time.Second)
+	var changed []string
+	for name, f := range change {
+		changed = append(changed, name)
+		if f == nil {
+			delete(s.files, name)
+			continue
+		}
+		g := *f
+		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, s.now
+		s.files[name] = &g
+	}
+	snap := types.Snapshot{Time: s.now, Seq: s.seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}}
+	if !relist {
+		snap.Changed = changed
+	}
+	for _, name := range []string{"web.yaml", "web.yaml.bak", "x.yaml"} {
+		if f, ok := s.files[name]; ok {
+			snap.Files = append(snap.Files, f)
+		}
+	}
+	chs, recheck := Advance(&s.st, snap, s.now, testOpts)
+	for !recheck.IsZero() {
+		var more []types.Change
+		more, recheck = Advance(&s.st, snap, recheck, testOpts)
+		chs = append(chs, more...)
+	}
+	return chs
+}
+
+func podOps(chs []types.Change) string {
+	var out []string
+	for _, c := range chs {
+		if c.Op != "" {
+			out = append(out, string(c.Op)+" "+c.File)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// The kubelet's watch path: a shadowed file written runs until the next
+// relist; deleting any name drops the pod it last gave until the next
+// relist starts it again.
+func TestKubeletWatchPath(t *testing.T) {
+	v1f, bak, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0), valid("", pod("web", "img:2"), t0)
+	s := newStepper(t)
+	for i, c := range []struct {
+		relist bool
+		change map[string]*types.File
+		want   string
+		says   string
+	}{
+		{true, map[string]*types.File{"web.yaml": &v1f}, "ADD web.yaml", ""},
+		{false, map[string]*types.File{"web.yaml.bak": &bak}, "UPDATE web.yaml.bak", "now from web.yaml.bak (was web.yaml)"},
+		// web.yaml written while the .bak wins: the kubelet runs it.
+		{false, map[string]*types.File{"web.yaml": &v2}, "UPDATE web.yaml", "runs it until its next relist"},
+		{true, nil, "UPDATE web.yaml.bak", "now from web.yaml.bak (was web.yaml)"},
+		// web.yaml deleted: its name last gave the pod, which goes.
+		{false, map[string]*types.File{"web.yaml": nil}, "REMOVE web.yaml", "its next relist starts it again from web.yaml.bak"},
+		{true, nil, "ADD web.yaml.bak", ""},
+		// The .bak deleted too: it is gone for good.
+		{false, map[string]*types.File{"web.yaml.bak": nil}, "REMOVE web.yaml.bak", "web.yaml.bak was removed"},
+	} {
+		chs := s.step(c.relist, c.change)
+		if got := podOps(chs); got != c.want {
+			t.Fatalf("step %d: %q, want %q\n%+v", i, got, c.want, chs)
+		}
+		if c.says != "" {
+			for _, ch := range chs {
+				if ch.Op != "" && !strings.Contains(ch.Message, c.says) {
+					t.Fatalf("step %d: %q does not say %q", i, ch.Message, c.says)
+				}
+			}
+		}
+	}
+}
+
+// A file that turns into another pod's keeps its old pod running until a
+// relist: the kubelet adds the new one and drops nothing on the watch.
+func TestKubeletOtherPodAtRelist(t *testing.T) {
+	s := newStepper(t)
+	web, other := valid("", pod("web", "img:1"), t0), valid("", pod("other", "img:1"), t0)
+	if got := podOps(s.step(true, map[string]*types.File{"web.yaml": &web})); got != "ADD web.yaml" {
+		t.Fatal(got)
+	}
+	chs := s.step(false, map[string]*types.File{"web.yaml": &other})
+	if got := podOps(chs); got != "ADD web.yaml" || chs[0].Object.Name != "other-node-1" {
+		t.Fatalf("watch: %q %+v", got, chs)
+	}
+	chs = s.step(true, nil)
+	if got := podOps(chs); got != "REMOVE web.yaml" || chs[0].Type != v1.EventTypeNormal || !strings.Contains(chs[0].Message, "now defines pod kube-system/other-node-1") {
+		t.Fatalf("relist: %q %+v", got, chs)
+	}
+}
