@@ -1,0 +1,11 @@
+package cri
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// A Client's connection runs gRPC's goroutines until Close; none may
+// outlive a test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
