@@ -353,6 +353,7 @@ func (c *computation) add(key string, f *types.File) {
 	c.next.Pods[key] = published(f)
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt,
 		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
 	})
 }
@@ -416,6 +417,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt,
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
 	})
 }
@@ -471,7 +473,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	c.ownPods()
 	delete(c.next.Pods, key)
 	c.emit(types.Change{
-		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file,
+		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since,
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, effect),
 	})
 }

@@ -503,3 +503,26 @@ func TestUpdateWithoutSavedCopySaysSo(t *testing.T) {
 		t.Fatalf("message %q", c.Message)
 	}
 }
+
+// ADD and UPDATE carry the pod and when its content was first seen, so a
+// follower can look for it at the runtime and time the kubelet.
+func TestPodChangesCarryThePodAndWhen(t *testing.T) {
+	seen := t0.Add(-3 * time.Second)
+	v1pod, v2pod := pod("etcd", "etcd:3.6"), pod("etcd", "etcd:3.7")
+	chs, st, _ := Compute(State{}, snap(true, valid("etcd.yaml", v1pod, seen)), t0, testOpts)
+	add := mustOne(t, chs, types.ReasonAdded)
+	if add.Pod != v1pod || !add.At.Equal(seen) {
+		t.Fatalf("ADD carries pod %p at %v, want %p at %v", add.Pod, add.At, v1pod, seen)
+	}
+	edited := t0.Add(time.Minute)
+	chs, _, _ = Compute(st, snap(false, valid("etcd.yaml", v2pod, edited)), edited, testOpts)
+	upd := mustOne(t, chs, types.ReasonUpdated)
+	if upd.Pod != v2pod || !upd.At.Equal(edited) {
+		t.Fatalf("UPDATE carries pod %p at %v, want %p at %v", upd.Pod, upd.At, v2pod, edited)
+	}
+	_, st, recheck := Compute(st, snap(false), edited, testOpts)
+	chs, _, _ = Compute(st, snap(false), recheck, testOpts)
+	if rm := mustOne(t, chs, types.ReasonRemoved); rm.Pod != nil {
+		t.Fatalf("REMOVE carries a pod: %+v", rm.Pod)
+	}
+}

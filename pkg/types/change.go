@@ -1,5 +1,7 @@
 package types
 
+import "time"
+
 // Op is what the kubelet does with a static pod.
 type Op string
 
@@ -24,6 +26,20 @@ const (
 	// ReasonStateNotPersisted: --state-dir cannot be used and podwatch runs
 	// in memory.
 	ReasonStateNotPersisted = "StateNotPersisted"
+
+	// What the container runtime shows after a change (pkg/follow).
+	//
+	// ReasonStarted: the pod an ADD or UPDATE asked for runs.
+	ReasonStarted = "StaticPodStarted"
+	// ReasonNotStarted: it does not, past the follow deadline.
+	ReasonNotStarted = "StaticPodNotStarted"
+	// ReasonStopped: the pod a REMOVE stops is stopped.
+	ReasonStopped = "StaticPodStopped"
+	// ReasonNotStopped: it still runs, past the follow deadline.
+	ReasonNotStopped = "StaticPodNotStopped"
+	// ReasonRestarting: a container of a static pod restarted with no
+	// manifest change.
+	ReasonRestarting = "StaticPodRestarting"
 )
 
 // Kinds of Object.
@@ -51,4 +67,12 @@ type Change struct {
 	File string
 	// Hash is the content hash of the pod now published (ADD, UPDATE).
 	Hash string
+	// Pod is the pod now published (ADD, UPDATE), nil otherwise; shared
+	// with the snapshot, read-only.
+	Pod *Pod
+	// At is when podwatch first saw what made the change (the file's
+	// content, for ADD and UPDATE), so that whoever follows it to the
+	// runtime can say how long the kubelet took. Zero when unknown (a file
+	// that is gone).
+	At time.Time
 }
