@@ -1,0 +1,52 @@
+// Package follow follows each static pod change podwatch publishes to the
+// pod the container runtime runs, and says whether the kubelet did what the
+// change asked for: StaticPodStarted when the pod of an ADD or UPDATE runs,
+// StaticPodNotStarted (again, with a growing count, while it lasts) when it
+// does not by Options.Deadline, StaticPodStopped or StaticPodNotStopped
+// for a REMOVE, and StaticPodRestarting when a static pod's container
+// restarts with no manifest change.
+//
+// It is a stage after pkg/diff: the agent hands it the changes it records
+// (Submit never blocks the diff loop), and it reports through the same
+// Emit as every other change, so the events pipeline compresses and
+// delivers its Events. Nothing it finds flows back to the diff.
+//
+// What "runs the change" means, read from the runtime through Runtime:
+//
+//   - a new UID (any UPDATE without metadata.uid, and every ADD): the pod's
+//     newest sandbox (found by the kubelet's io.kubernetes.pod.name and
+//     .namespace labels) was created after the change and is READY, and the
+//     newest container of each of the pod's containers in it is running, or
+//     exited 0 (done). podwatch does not compute the UID the kubelet derives
+//     from the content; it learns it from that sandbox's
+//     io.kubernetes.pod.uid label. The runtime's clock and podwatch's are
+//     the node's, but podwatch sees a file a moment after the kubelet may
+//     have, so "after" allows createdSlack.
+//   - metadata.uid set and that pod already running (an in-place update):
+//     the kubelet restarts only the containers whose name and image changed
+//     (its container hash covers just those two), so those must be new in
+//     the pod's sandbox and the others still run; an update that changes no
+//     image restarts nothing and is not followed.
+//   - REMOVE: no sandbox of the pod is READY and none of its containers
+//     runs.
+//
+// The time in StaticPodStarted is from the change to the creation of the
+// last sandbox or container the verdict rests on, as the runtime stamps
+// them, so it does not depend on the poll interval. The runtime stamps no
+// time on a sandbox that stops, so StaticPodStopped is timed to the poll
+// that saw it.
+//
+// Past its deadline a change that has not happened is reported again every
+// Deadline, with the same message while the same thing is seen, so the
+// events package counts it on one Event; the message says what is seen
+// (the old pod still running, no sandbox, a container not created, or
+// exited with its code and reason), not how long it has been.
+//
+// A newer change to the same pod supersedes the one being followed: only
+// the newest is judged and reported.
+//
+// The runtime is polled every Options.PollInterval while a change waits
+// for its deadline and every Options.IdlePollInterval otherwise (one
+// ListPodSandbox and one ListContainers per poll; ContainerStatus only for
+// an exited container whose exit code is wanted).
+package follow

@@ -1,0 +1,150 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// fakeRuntime is a Runtime whose sandboxes and containers a test sets.
+type fakeRuntime struct {
+	mu         sync.Mutex
+	sandboxes  []*runtimeapi.PodSandbox
+	containers []*runtimeapi.Container
+	exit       map[string]*runtimeapi.ContainerStatus // by container ID, for exited ones
+	err        error
+	lists      int
+}
+
+func newFakeRuntime() *fakeRuntime {
+	return &fakeRuntime{exit: map[string]*runtimeapi.ContainerStatus{}}
+}
+
+func (r *fakeRuntime) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lists++
+	if r.err != nil {
+		return nil, r.err
+	}
+	return append([]*runtimeapi.PodSandbox(nil), r.sandboxes...), nil
+}
+
+func (r *fakeRuntime) ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return append([]*runtimeapi.Container(nil), r.containers...), nil
+}
+
+func (r *fakeRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.containers {
+		if c.Id != id {
+			continue
+		}
+		st := &runtimeapi.ContainerStatus{Id: id, State: c.State}
+		if e := r.exit[id]; e != nil {
+			st.ExitCode, st.Reason = e.ExitCode, e.Reason
+		}
+		return st, nil
+	}
+	return nil, errors.New("container " + id + " not found")
+}
+
+// sandbox adds a sandbox with the kubelet's labels for kube-system/name.
+func (r *fakeRuntime) sandbox(id, name, uid string, at time.Time, isReady bool) {
+	st := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	if isReady {
+		st = runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sandboxes = append(r.sandboxes, &runtimeapi.PodSandbox{
+		Id: id, State: st, CreatedAt: at.UnixNano(),
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "kube-system", Uid: uid},
+		Labels:   map[string]string{labelPodName: name, labelPodNamespace: "kube-system", labelPodUID: uid},
+	})
+}
+
+func (r *fakeRuntime) setSandboxReady(id string, isReady bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sb := range r.sandboxes {
+		if sb.Id == id {
+			sb.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+			if isReady {
+				sb.State = runtimeapi.PodSandboxState_SANDBOX_READY
+			}
+		}
+	}
+}
+
+// container adds a running container in sandbox sb; its ID says the
+// sandbox, name and attempt, as the fake CRI's do.
+func (r *fakeRuntime) container(sb, name, image string, attempt uint32, at time.Time) string {
+	id := fmt.Sprintf("%s_%s_%d", sb, name, attempt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.containers = append(r.containers, &runtimeapi.Container{
+		Id: id, PodSandboxId: sb, CreatedAt: at.UnixNano(), State: runtimeapi.ContainerState_CONTAINER_RUNNING,
+		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+		Image:    &runtimeapi.ImageSpec{Image: "sha256:0123", UserSpecifiedImage: image},
+		Labels:   map[string]string{labelContainerName: name},
+	})
+	return id
+}
+
+// state sets a container's state, and its exit code when exited.
+func (r *fakeRuntime) state(id string, st runtimeapi.ContainerState, code int32, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.containers {
+		if c.Id == id {
+			c.State = st
+		}
+	}
+	if st == runtimeapi.ContainerState_CONTAINER_EXITED {
+		r.exit[id] = &runtimeapi.ContainerStatus{ExitCode: code, Reason: reason}
+	}
+}
+
+func (r *fakeRuntime) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
+}
+
+// emitted collects what a follower reports.
+type emitted struct {
+	mu  sync.Mutex
+	chs []types.Change
+	ch  chan types.Change // also sent to, when not nil
+}
+
+func (e *emitted) emit(_ context.Context, ch types.Change) {
+	e.mu.Lock()
+	e.chs = append(e.chs, ch)
+	e.mu.Unlock()
+	if e.ch != nil {
+		e.ch <- ch
+	}
+}
+
+// take returns what was reported since the last take.
+func (e *emitted) take() []types.Change {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.chs
+	e.chs = nil
+	return out
+}

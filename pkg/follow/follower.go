@@ -1,0 +1,340 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// The kubelet's labels and annotation on what it asks the runtime for, as
+// pkg/cri names them; repeated here so the follower does not link the
+// client it is handed.
+const (
+	labelPodName       = "io.kubernetes.pod.name"
+	labelPodNamespace  = "io.kubernetes.pod.namespace"
+	labelPodUID        = "io.kubernetes.pod.uid"
+	labelContainerName = "io.kubernetes.container.name"
+	annotationSource   = "kubernetes.io/config.source"
+)
+
+// createdSlack is how much earlier than podwatch saw a change a sandbox or
+// container may have been created and still count as the kubelet's answer
+// to it: the kubelet watches the same folder and may act first.
+const createdSlack = time.Second
+
+// callTimeout bounds one poll's calls to the runtime: a runtime that hangs
+// must not stop the follower from reporting that it does not answer.
+const callTimeout = 10 * time.Second
+
+// Runtime is what the follower reads from the container runtime; pkg/cri's
+// Client implements it. Only reads: TestRuntimeHoldsOnlyReadCalls.
+type Runtime interface {
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+}
+
+// Emit records what the follower found, as a problem-like Change (no Op)
+// about a pod.
+type Emit func(ctx context.Context, ch types.Change)
+
+// Follower follows changes to the runtime. Submit may be called from any
+// goroutine; everything else belongs to Run.
+type Follower struct {
+	opts Options
+	rt   Runtime
+	clk  clock.WithTicker
+	log  *slog.Logger
+	emit Emit
+
+	mu      sync.Mutex
+	pending []types.Change
+	wake    chan struct{}
+
+	// Owned by Run (and by step, which Run calls).
+	targets    map[string]*target // by pod key
+	static     map[string]bool    // pod keys of the published static pods
+	seen       map[string]seenContainer
+	primed     bool  // seen holds a first poll's containers
+	runtimeErr error // the last poll's failure, nil when it answered
+}
+
+// target is the change being followed for one pod.
+type target struct {
+	ch       types.Change
+	at       time.Time // when the change was seen
+	deadline time.Time
+	// inPlace: metadata.uid is set and that pod already runs; restart
+	// names the containers whose image changed, which must be new.
+	inPlace bool
+	restart map[string]bool
+	warned  int       // NotStarted reports so far
+	warnAt  time.Time // when the next one is due, once past the deadline
+}
+
+// seenContainer is a static pod's container at the last poll, to tell a
+// restart: a new attempt or a new container for the same name in the same
+// sandbox.
+type seenContainer struct {
+	id      string
+	attempt uint32
+}
+
+// New builds a follower that reads rt and reports through emit; known are
+// the keys (namespace/name) of the static pods published at start, whose
+// restarts it watches along with those of every pod a change names. It
+// starts nothing until Run.
+func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit Emit, known []string) *Follower {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &Follower{
+		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit,
+		wake:    make(chan struct{}, 1),
+		targets: map[string]*target{},
+		static:  map[string]bool{},
+		seen:    map[string]seenContainer{},
+	}
+	for _, k := range known {
+		f.static[k] = true
+	}
+	return f
+}
+
+// Submit hands over changes the agent recorded; only ADD, UPDATE and
+// REMOVE of pods are followed. It never blocks.
+func (f *Follower) Submit(changes []types.Change) {
+	added := false
+	f.mu.Lock()
+	for _, ch := range changes {
+		if ch.Op != "" && ch.Object.Kind == types.KindPod {
+			f.pending = append(f.pending, ch)
+			added = true
+		}
+	}
+	f.mu.Unlock()
+	if added {
+		select {
+		case f.wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
+}
+
+// Run polls the runtime and reports until ctx ends; it returns nil then.
+func (f *Follower) Run(ctx context.Context) error {
+	timer := f.clk.NewTimer(0)
+	defer timer.Stop()
+	next := f.clk.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.wake:
+			f.take()
+			now := f.clk.Now()
+			if soon := soonest(next, now, f.opts.PollInterval); soon.Before(next) {
+				next = soon
+				resetTimer(timer, next.Sub(now))
+			}
+		case <-timer.C():
+			next = f.step(ctx)
+			resetTimer(timer, max(next.Sub(f.clk.Now()), 0))
+		}
+	}
+}
+
+// soonest is when to poll after a change arrives at now, the next poll
+// being due at next: at the fast rate, not the idle one, but not at once,
+// since the kubelet needs a moment to act on it.
+func soonest(next, now time.Time, poll time.Duration) time.Time {
+	return earliest(next, now.Add(poll))
+}
+
+func resetTimer(t clock.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C():
+		default:
+		}
+	}
+	t.Reset(d)
+}
+
+// take moves the submitted changes into the targets: a newer change to a
+// pod supersedes the one followed.
+func (f *Follower) take() {
+	f.mu.Lock()
+	pending := f.pending
+	f.pending = nil
+	f.mu.Unlock()
+	now := f.clk.Now()
+	for _, ch := range pending {
+		key := ch.Object.Namespace + "/" + ch.Object.Name
+		at := ch.At
+		if at.IsZero() || at.After(now) {
+			at = now
+		}
+		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
+		if ch.Op == types.OpRemove {
+			delete(f.static, key)
+		} else {
+			f.static[key] = true
+		}
+	}
+}
+
+// step reads the runtime once, judges every target and watches for
+// restarts; it returns when the next poll is due.
+func (f *Follower) step(ctx context.Context) time.Time {
+	f.take()
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	obs, err := f.observe(cctx)
+	now := f.clk.Now()
+	f.noteRuntime(err)
+	// Restarts first: a change judged done in this step has restarted
+	// containers on purpose.
+	if obs != nil {
+		f.watchRestarts(cctx, obs)
+	}
+	for key, t := range f.targets {
+		f.judge(cctx, key, t, obs, now)
+	}
+	return f.nextPoll(now)
+}
+
+// noteRuntime logs once when the runtime stops answering and once when it
+// answers again.
+func (f *Follower) noteRuntime(err error) {
+	switch {
+	case err != nil && f.runtimeErr == nil:
+		f.log.Warn("the container runtime does not answer; changes are judged when it does", "err", err)
+	case err == nil && f.runtimeErr != nil:
+		f.log.Info("the container runtime answers again")
+	}
+	f.runtimeErr = err
+}
+
+// nextPoll is soon while a change waits for its deadline, at the idle rate
+// otherwise, and never later than a warning that is due.
+func (f *Follower) nextPoll(now time.Time) time.Time {
+	next := now.Add(f.opts.IdlePollInterval)
+	for _, t := range f.targets {
+		if t.warned == 0 {
+			next = earliest(next, now.Add(f.opts.PollInterval))
+			next = earliest(next, t.deadline)
+		} else {
+			next = earliest(next, t.warnAt)
+		}
+	}
+	return next
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// judge reports on one target when its outcome is known, or when its
+// deadline (or the next repeat) passed without it.
+func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observation, now time.Time) {
+	var done bool
+	var why string
+	var took time.Duration
+	switch {
+	case obs == nil:
+		why = fmt.Sprintf("the container runtime does not answer (%v)", f.runtimeErr)
+	case t.ch.Op == types.OpRemove:
+		done, why = stopped(obs, key)
+		took = now.Sub(t.at)
+	default:
+		done, why, took = f.started(ctx, key, t, obs)
+	}
+	if done {
+		f.report(ctx, t, true, "", took)
+		delete(f.targets, key)
+		return
+	}
+	if why == "" {
+		delete(f.targets, key) // nothing to follow: the change restarts nothing
+		return
+	}
+	if now.Before(t.deadline) || (t.warned > 0 && now.Before(t.warnAt)) {
+		return
+	}
+	t.warned++
+	t.warnAt = now.Add(f.opts.Deadline)
+	f.report(ctx, t, false, why, 0)
+}
+
+// report emits the outcome of t.
+func (f *Follower) report(ctx context.Context, t *target, ok bool, why string, took time.Duration) {
+	name, file := t.ch.Object.Name, t.ch.File
+	ch := types.Change{Type: v1.EventTypeNormal, Object: t.ch.Object, File: file}
+	switch {
+	case ok && t.ch.Op == types.OpRemove:
+		ch.Reason = types.ReasonStopped
+		ch.Message = fmt.Sprintf("%s is stopped %s after the change to %s that removed it", name, seconds(took), file)
+	case ok:
+		ch.Reason = types.ReasonStarted
+		ch.Message = fmt.Sprintf("%s runs the change from %s %s after it was written", name, file, seconds(took))
+	case t.ch.Op == types.OpRemove:
+		ch.Type, ch.Reason = v1.EventTypeWarning, types.ReasonNotStopped
+		ch.Message = fmt.Sprintf("%s still runs %s after the change to %s that removed it (--follow-deadline): %s", name, f.opts.Deadline, file, why)
+	default:
+		// The message leaves out how long it has been, so that while the
+		// same thing is seen the Event's count grows instead of a new
+		// Event starting.
+		ch.Type, ch.Reason = v1.EventTypeWarning, types.ReasonNotStarted
+		ch.Message = fmt.Sprintf("%s does not run the change from %s within %s (--follow-deadline): %s", name, file, f.opts.Deadline, why)
+	}
+	f.emit(ctx, ch)
+}
+
+// seconds prints a duration as a reader wants it in a message: "12.4 s"
+// below a minute, "3m7.2s" above.
+func seconds(d time.Duration) string {
+	d = max(d, 0).Round(100 * time.Millisecond)
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.String()
+}
+
+// containerNames are the names of the pod's regular containers, from the
+// published pod's "name=image" list.
+func containerNames(p *types.Pod) []string {
+	if p == nil {
+		return nil
+	}
+	names := make([]string, 0, len(p.Containers))
+	for _, c := range p.Containers {
+		name, _, _ := strings.Cut(c, "=")
+		names = append(names, name)
+	}
+	return names
+}
+
+func containerImages(p *types.Pod) map[string]string {
+	images := map[string]string{}
+	if p == nil {
+		return images
+	}
+	for _, c := range p.Containers {
+		name, image, _ := strings.Cut(c, "=")
+		images[name] = image
+	}
+	return images
+}

@@ -1,0 +1,305 @@
+package follow
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// observation is one poll of the runtime: every sandbox by pod key, newest
+// first, and every container by sandbox.
+type observation struct {
+	byKey      map[string][]*runtimeapi.PodSandbox
+	containers map[string][]*runtimeapi.Container // by sandbox ID
+}
+
+func (f *Follower) observe(ctx context.Context) (*observation, error) {
+	sbs, err := f.rt.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := f.rt.ListContainers(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	obs := &observation{byKey: make(map[string][]*runtimeapi.PodSandbox, len(sbs)), containers: make(map[string][]*runtimeapi.Container, len(sbs))}
+	for _, sb := range sbs {
+		if key := podKey(sb); key != "" {
+			obs.byKey[key] = append(obs.byKey[key], sb)
+		}
+	}
+	for _, l := range obs.byKey {
+		if len(l) > 1 {
+			sort.Slice(l, func(i, j int) bool { return l[i].GetCreatedAt() > l[j].GetCreatedAt() })
+		}
+	}
+	for _, c := range cs {
+		obs.containers[c.GetPodSandboxId()] = append(obs.containers[c.GetPodSandboxId()], c)
+	}
+	return obs, nil
+}
+
+// podKey is namespace/name of the pod a sandbox is for, from the kubelet's
+// labels, else from its metadata; empty when neither says.
+func podKey(sb *runtimeapi.PodSandbox) string {
+	l := sb.GetLabels()
+	ns, name := l[labelPodNamespace], l[labelPodName]
+	if name == "" {
+		ns, name = sb.GetMetadata().GetNamespace(), sb.GetMetadata().GetName()
+	}
+	if name == "" {
+		return ""
+	}
+	return ns + "/" + name
+}
+
+func sandboxUID(sb *runtimeapi.PodSandbox) string {
+	if uid := sb.GetLabels()[labelPodUID]; uid != "" {
+		return uid
+	}
+	return sb.GetMetadata().GetUid()
+}
+
+func containerName(c *runtimeapi.Container) string {
+	if n := c.GetLabels()[labelContainerName]; n != "" {
+		return n
+	}
+	return c.GetMetadata().GetName()
+}
+
+func ready(sb *runtimeapi.PodSandbox) bool {
+	return sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+}
+
+func created(ns int64) time.Time { return time.Unix(0, ns) }
+
+// newest is the newest container of each name: the highest attempt, then
+// the latest created.
+func newest(cs []*runtimeapi.Container) map[string]*runtimeapi.Container {
+	out := make(map[string]*runtimeapi.Container, len(cs))
+	for _, c := range cs {
+		name := containerName(c)
+		old, ok := out[name]
+		if !ok || c.GetMetadata().GetAttempt() > old.GetMetadata().GetAttempt() ||
+			(c.GetMetadata().GetAttempt() == old.GetMetadata().GetAttempt() && c.GetCreatedAt() > old.GetCreatedAt()) {
+			out[name] = c
+		}
+	}
+	return out
+}
+
+// started says whether the pod of an ADD or UPDATE runs, and if not what
+// is seen instead; why is empty when there is nothing to follow. took runs
+// from the change to the newest creation the verdict rests on.
+func (f *Follower) started(ctx context.Context, key string, t *target, obs *observation) (done bool, why string, took time.Duration) {
+	sbs := obs.byKey[key]
+	after := t.at.Add(-createdSlack)
+	uid := ""
+	if t.ch.Pod != nil {
+		uid = string(t.ch.Pod.UID)
+	}
+	if t.ch.Op == types.OpUpdate && uid != "" && t.restart == nil {
+		f.classify(t, uid, sbs, obs, after)
+		if t.inPlace && len(t.restart) == 0 {
+			f.log.Debug("in-place update changes no image: the kubelet restarts nothing, not followed", "pod", key)
+			return false, "", 0
+		}
+	}
+	var sb *runtimeapi.PodSandbox
+	for _, s := range sbs {
+		if uid != "" && sandboxUID(s) != uid {
+			continue
+		}
+		if t.inPlace || !created(s.GetCreatedAt()).Before(after) {
+			sb = s
+			break
+		}
+	}
+	if sb == nil {
+		why = "no sandbox created since the change"
+		for _, s := range sbs {
+			if ready(s) {
+				why += fmt.Sprintf("; the old pod (UID %s) still runs", sandboxUID(s))
+				break
+			}
+		}
+		return false, why, 0
+	}
+	if !ready(sb) {
+		return false, fmt.Sprintf("its sandbox (UID %s) is not ready", sandboxUID(sb)), 0
+	}
+	last := created(sb.GetCreatedAt())
+	if t.inPlace {
+		last = t.at
+	}
+	cs := newest(obs.containers[sb.GetId()])
+	names := containerNames(t.ch.Pod)
+	if len(names) == 0 {
+		for n := range cs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	if len(names) == 0 {
+		return false, fmt.Sprintf("its sandbox (UID %s) runs no container yet", sandboxUID(sb)), 0
+	}
+	var problems []string
+	for _, name := range names {
+		c := cs[name]
+		if c == nil {
+			problems = append(problems, fmt.Sprintf("container %s not created (its image may not be pulled)", name))
+			continue
+		}
+		if t.inPlace && t.restart[name] && created(c.GetCreatedAt()).Before(after) {
+			problems = append(problems, fmt.Sprintf("container %s not restarted with its new image", name))
+			continue
+		}
+		if p := f.containerProblem(ctx, name, c); p != "" {
+			problems = append(problems, p)
+			continue
+		}
+		if at := created(c.GetCreatedAt()); at.After(last) {
+			last = at
+		}
+	}
+	if len(problems) > 0 {
+		return false, strings.Join(problems, "; "), 0
+	}
+	return true, "", last.Sub(t.at)
+}
+
+// containerProblem is what keeps a container from counting as running or
+// done; empty when it runs or exited 0.
+func (f *Follower) containerProblem(ctx context.Context, name string, c *runtimeapi.Container) string {
+	switch c.GetState() {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return ""
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		return fmt.Sprintf("container %s created but not started", name)
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		st, err := f.rt.ContainerStatus(ctx, c.GetId())
+		if err != nil {
+			return fmt.Sprintf("container %s exited (status unknown: %v)", name, err)
+		}
+		if st.GetExitCode() == 0 {
+			return ""
+		}
+		return fmt.Sprintf("container %s exited with code %d%s", name, st.GetExitCode(), reason(st))
+	}
+	return fmt.Sprintf("container %s is in an unknown state", name)
+}
+
+func reason(st *runtimeapi.ContainerStatus) string {
+	if st.GetReason() == "" {
+		return ""
+	}
+	return " (" + st.GetReason() + ")"
+}
+
+// classify tells an in-place update (metadata.uid set, and that pod runs
+// from before the change) from a new pod, and which of its containers the
+// kubelet restarts: those whose image changed, since its container hash
+// covers only the name and the image. The old image is the one the runtime
+// was asked for (ImageSpec.UserSpecifiedImage); when the runtime does not
+// say, no container is required to be new, and every one must run.
+func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox, obs *observation, after time.Time) {
+	t.restart = map[string]bool{}
+	var running *runtimeapi.PodSandbox
+	for _, s := range sbs {
+		if sandboxUID(s) == uid && ready(s) && created(s.GetCreatedAt()).Before(after) {
+			running = s
+			break
+		}
+	}
+	if running == nil {
+		return // a new pod: its sandbox must be new
+	}
+	t.inPlace = true
+	cs := newest(obs.containers[running.GetId()])
+	known := true
+	for name, image := range containerImages(t.ch.Pod) {
+		c := cs[name]
+		if c == nil {
+			t.restart[name] = true
+			continue
+		}
+		old := c.GetImage().GetUserSpecifiedImage()
+		if old == "" {
+			known = false
+			continue
+		}
+		if old != image {
+			t.restart[name] = true
+		}
+	}
+	if !known && len(t.restart) == 0 {
+		// Cannot tell: follow it, requiring only that every container runs.
+		t.restart[""] = true
+	}
+}
+
+// stopped says whether a removed pod is stopped: no sandbox of it READY
+// and none of its containers running.
+func stopped(obs *observation, key string) (bool, string) {
+	var still []string
+	for _, s := range obs.byKey[key] {
+		if ready(s) {
+			still = append(still, fmt.Sprintf("its sandbox (UID %s) is ready", sandboxUID(s)))
+		}
+		for _, c := range obs.containers[s.GetId()] {
+			if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				still = append(still, fmt.Sprintf("container %s runs", containerName(c)))
+			}
+		}
+	}
+	if len(still) > 0 {
+		return false, strings.Join(still, "; ")
+	}
+	return true, ""
+}
+
+// watchRestarts reports a new container for the same name in the same
+// sandbox of a static pod when no change to the pod is followed. The first
+// poll only learns what runs.
+func (f *Follower) watchRestarts(ctx context.Context, obs *observation) {
+	now := make(map[string]seenContainer, len(f.seen))
+	for key, sbs := range obs.byKey {
+		for _, sb := range sbs {
+			if !ready(sb) || (!f.static[key] && sb.GetAnnotations()[annotationSource] != "file") {
+				continue
+			}
+			for name, c := range newest(obs.containers[sb.GetId()]) {
+				id := sb.GetId() + "/" + name
+				cur := seenContainer{id: c.GetId(), attempt: c.GetMetadata().GetAttempt()}
+				now[id] = cur
+				prev, ok := f.seen[id]
+				if !f.primed || !ok || prev == cur || f.targets[key] != nil {
+					continue
+				}
+				f.reportRestart(ctx, key, sb, name, prev)
+			}
+		}
+	}
+	f.seen, f.primed = now, true
+}
+
+func (f *Follower) reportRestart(ctx context.Context, key string, sb *runtimeapi.PodSandbox, name string, prev seenContainer) {
+	last := ""
+	if st, err := f.rt.ContainerStatus(ctx, prev.id); err == nil && st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		last = fmt.Sprintf("; it exited with code %d%s", st.GetExitCode(), reason(st))
+	}
+	ns, pod, _ := strings.Cut(key, "/")
+	// No attempt number in the message: the Event's count says how often.
+	f.emit(ctx, types.Change{
+		Type: v1.EventTypeWarning, Reason: types.ReasonRestarting,
+		Object:  types.Object{Kind: types.KindPod, Namespace: ns, Name: pod},
+		Message: fmt.Sprintf("container %s of %s (UID %s) restarted with no manifest change%s", name, pod, sandboxUID(sb), last),
+	})
+}
