@@ -14,6 +14,9 @@ const (
 	Kind       = "KubeletConfiguration"
 	// DefaultFileCheckFrequency is the kubelet's when the file sets none (or 0s).
 	DefaultFileCheckFrequency = 20 * time.Second
+	// DefaultContainerRuntimeEndpoint is the kubelet's when the file sets
+	// none.
+	DefaultContainerRuntimeEndpoint = "unix:///run/containerd/containerd.sock"
 )
 
 // Names of podwatch's flags that a config file stands in for, as Apply asks
@@ -51,6 +54,9 @@ type Config struct {
 	// FileCheckFrequency is the kubelet's relist period: the file's value,
 	// else DefaultFileCheckFrequency.
 	FileCheckFrequency time.Duration
+	// ContainerRuntimeEndpoint is the CRI socket the kubelet uses: the
+	// file's value, else DefaultContainerRuntimeEndpoint.
+	ContainerRuntimeEndpoint string
 	// Set tells which fields the file wrote, so a caller can say where a
 	// value came from.
 	Set Fields

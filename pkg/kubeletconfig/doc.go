@@ -1,9 +1,10 @@
 // Package kubeletconfig finds, in the kubelet's own configuration file, the
-// two settings podwatch must share with the kubelet: where static pod
-// manifests live (staticPodPath) and how often they are relisted
-// (fileCheckFrequency). Reading them from the file the kubelet reads, rather
-// than trusting podwatch's flags to be kept in step by hand, is what lets
-// podwatch report on the folder the kubelet actually watches.
+// settings podwatch must share with the kubelet: where static pod manifests
+// live (staticPodPath), how often they are relisted (fileCheckFrequency)
+// and, for --follow-pods, the container runtime's socket
+// (containerRuntimeEndpoint). Reading them from the file the kubelet reads,
+// rather than trusting podwatch's flags to be kept in step by hand, is what
+// lets podwatch report on the folder the kubelet actually watches.
 //
 // Decoding follows the kubelet's loader (cmd/kubelet/app and
 // pkg/kubelet/kubeletconfig/configfiles in k8s.io/kubernetes), so that a file
@@ -21,10 +22,11 @@
 //     after the file's own path is made absolute against the working
 //     directory; an absolute one is kept as written;
 //   - an empty staticPodPath (absent or "") means the kubelet runs no static
-//     pods; an absent or zero fileCheckFrequency means 20s.
+//     pods; an absent or zero fileCheckFrequency means 20s; an absent or
+//     empty containerRuntimeEndpoint means unix:///run/containerd/containerd.sock.
 //
 // Deliberately not followed: the kubelet fails to start on a malformed value
-// in any of its other fields; podwatch decodes only the two fields it uses, so
+// in any of its other fields; podwatch decodes only the fields it uses, so
 // it does not notice. Decoding the full upstream type
 // (k8s.io/kubelet/config/v1beta1) would, but it links k8s.io/component-base
 // with Prometheus, OpenTelemetry and their init-time registries into a node

@@ -27,12 +27,14 @@ type typeMeta struct {
 	Kind       string `json:"kind"`
 }
 
-// fields are the two v1beta1.KubeletConfiguration fields podwatch reads, kept
+// fields are the v1beta1.KubeletConfiguration fields podwatch reads, kept
 // raw so a bad value is reported by field name. The names are upstream's
 // json names (a test checks them against k8s.io/kubelet/config/v1beta1).
 type fields struct {
 	StaticPodPath      json.RawMessage `json:"staticPodPath"`
 	FileCheckFrequency json.RawMessage `json:"fileCheckFrequency"`
+	// ContainerRuntimeEndpoint is read only for --follow-pods.
+	ContainerRuntimeEndpoint json.RawMessage `json:"containerRuntimeEndpoint"`
 }
 
 // Load reads the KubeletConfiguration at path and returns what the kubelet
@@ -112,11 +114,20 @@ func decode(name string, data []byte) (Config, error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(doc, &raw); err != nil {
 		return Config{}, syntaxError(name, data, isJSON, err)
 	}
-	cfg := Config{FileCheckFrequency: DefaultFileCheckFrequency}
+	cfg := Config{FileCheckFrequency: DefaultFileCheckFrequency, ContainerRuntimeEndpoint: DefaultContainerRuntimeEndpoint}
 	if present(raw.StaticPodPath) {
 		cfg.Set.StaticPodPath = true
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw.StaticPodPath, &cfg.StaticPodPath); err != nil {
 			return Config{}, fmt.Errorf("%w: %s: staticPodPath: want a string: %w", ErrDecode, at(name, data, "staticPodPath"), err)
+		}
+	}
+	if present(raw.ContainerRuntimeEndpoint) {
+		var ep string
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw.ContainerRuntimeEndpoint, &ep); err != nil {
+			return Config{}, fmt.Errorf("%w: %s: containerRuntimeEndpoint: want a string: %w", ErrDecode, at(name, data, "containerRuntimeEndpoint"), err)
+		}
+		if ep != "" {
+			cfg.ContainerRuntimeEndpoint = ep
 		}
 	}
 	// Not present(): a null duration is an error for the kubelet (its

@@ -26,7 +26,7 @@ func TestLoad(t *testing.T) {
 		want Config // File is filled in from file
 	}{
 		{"kubeadm.yaml", Config{StaticPodPath: "/etc/kubernetes/manifests", FileCheckFrequency: 20 * time.Second, Set: both}},
-		{"kubelet.json", Config{StaticPodPath: "/etc/kubernetes/manifests", FileCheckFrequency: 90 * time.Second, Set: both}},
+		{"kubelet.json", Config{StaticPodPath: "/etc/kubernetes/manifests", FileCheckFrequency: 90 * time.Second, ContainerRuntimeEndpoint: "unix:///var/run/crio/crio.sock", Set: both}},
 		{"minimal.yaml", Config{FileCheckFrequency: DefaultFileCheckFrequency}},
 		{"relative.yaml", Config{StaticPodPath: filepath.Join(td, "manifests"), FileCheckFrequency: 5 * time.Second, Set: both}},
 		{"relative-parent.yaml", Config{StaticPodPath: filepath.Join(filepath.Dir(td), "static", "pods"), FileCheckFrequency: DefaultFileCheckFrequency, Set: Fields{StaticPodPath: true}}},
@@ -45,6 +45,9 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("Load: %v", err)
 			}
 			tt.want.File = filepath.Join(td, tt.file)
+			if tt.want.ContainerRuntimeEndpoint == "" {
+				tt.want.ContainerRuntimeEndpoint = DefaultContainerRuntimeEndpoint // as the kubelet, for "" too (kubeadm.yaml)
+			}
 			if got != tt.want {
 				t.Errorf("Load =\n  %+v\nwant\n  %+v", got, tt.want)
 			}
@@ -108,6 +111,7 @@ func TestLoadInline(t *testing.T) {
 		{"kind missing", "apiVersion: kubelet.config.k8s.io/v1beta1\n", ErrNotKubeletConfig, `kind is missing (apiVersion "kubelet.config.k8s.io/v1beta1")`},
 		{"apiVersion missing", "kind: KubeletConfiguration\n", ErrNotKubeletConfig, `apiVersion is missing (kind "KubeletConfiguration")`},
 		{"binary", "\x00\x01\x02\xff", ErrDecode, "config: "},
+		{"endpoint of the wrong type", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: [a]\n", ErrDecode, "config:3: containerRuntimeEndpoint: want a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,8 +34,9 @@ func TestFieldsMatchUpstream(t *testing.T) {
 		upstream[name] = ut.Field(i).Type
 	}
 	wantType := map[string]reflect.Type{
-		"staticPodPath":      reflect.TypeFor[string](),
-		"fileCheckFrequency": reflect.TypeFor[metav1.Duration](),
+		"staticPodPath":            reflect.TypeFor[string](),
+		"fileCheckFrequency":       reflect.TypeFor[metav1.Duration](),
+		"containerRuntimeEndpoint": reflect.TypeFor[string](),
 	}
 	ot := reflect.TypeFor[fields]()
 	for i := range ot.NumField() {
@@ -130,6 +131,13 @@ func TestLoadMatchesUpstreamType(t *testing.T) {
 		}
 		if got.StaticPodPath != want || got.FileCheckFrequency != freq {
 			t.Errorf("%s: Load gave %q, %v; the kubelet %q, %v", file, got.StaticPodPath, got.FileCheckFrequency, want, freq)
+		}
+		endpoint := kc.ContainerRuntimeEndpoint
+		if endpoint == "" {
+			endpoint = "unix:///run/containerd/containerd.sock" // SetDefaults_KubeletConfiguration
+		}
+		if got.ContainerRuntimeEndpoint != endpoint {
+			t.Errorf("%s: Load gave endpoint %q; the kubelet %q", file, got.ContainerRuntimeEndpoint, endpoint)
 		}
 	}
 	if !slices.Equal(lenient, wantLenient) {
