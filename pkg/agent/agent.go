@@ -153,6 +153,9 @@ func (a *Agent) pipeline(ctx context.Context, p *parts) error {
 		defer cancel()
 		return p.loop.run(ctx, snaps)
 	})
+	if p.follower != nil {
+		g.Go(func() error { return p.follower.Run(ctx) })
+	}
 	g.Go(func() error {
 		// Delivery failing is no reason to stop watching: stdout and the
 		// metrics still say what happens.

@@ -12,8 +12,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/follow"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/source/file"
@@ -26,12 +28,17 @@ type parts struct {
 	src      *file.Source
 	rec      *events.Recorder
 	loop     *loop
-	st       *store.Store // nil: running in memory
-	inMemory error        // why st is nil
-	restored int          // Events restored into the recorder
+	follower *follow.Follower // nil: changes are not followed
+	runtime  *cri.Client      // the follower's, nil without one
+	st       *store.Store     // nil: running in memory
+	inMemory error            // why st is nil
+	restored int              // Events restored into the recorder
 }
 
 func (p *parts) close() {
+	if p.runtime != nil {
+		_ = p.runtime.Close()
+	}
 	if p.st != nil {
 		_ = p.st.Close()
 	}
@@ -94,7 +101,51 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	if p.st != nil {
 		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, m.SetStatePersisted)
 	}
+	if err := a.buildFollower(p, state); err != nil {
+		p.close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// buildFollower adds the follower when a CRI socket is given. It reports
+// through the recorder as the loop does, and the loop hands it every
+// change after recording it.
+func (a *Agent) buildFollower(p *parts, state diff.State) error {
+	opts, log := a.opts, a.env.Log
+	if opts.RuntimeEndpoint == "" {
+		log.Info("no --container-runtime-endpoint (or --follow-pods): changes are not followed to the running pods; StaticPodStarted and StaticPodNotStarted are not reported")
+		return nil
+	}
+	rt, err := cri.New(opts.RuntimeEndpoint)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", FlagRuntimeEndpoint, err)
+	}
+	keys := make([]string, 0, len(state.Pods))
+	for key := range state.Pods {
+		keys = append(keys, key)
+	}
+	rec := p.rec
+	emit := func(ctx context.Context, ch types.Change) {
+		if err := rec.Record(ctx, occurrence(ch)); err != nil {
+			log.Error("writing event failed", "reason", ch.Reason, "err", err)
+		}
+	}
+	fo := opts.Follow
+	p.runtime = rt
+	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, keys)
+	p.loop.follower = p.follower
+	log.Info("following changes to the running pods through the container runtime", "endpoint", rt.Endpoint(),
+		"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),
+		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval))
+	return nil
+}
+
+func or(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // listenMetrics binds the metrics address before the agent starts work, so

@@ -1,6 +1,7 @@
 // Package agent is podwatch's node agent as one component: it wires the
 // file source, the diff loop, the event recorder and its sinks, the
-// published state's persister and the metrics server, and owns their
+// published state's persister, the metrics server and, with a CRI socket,
+// the follower that takes each change to the running pod, and owns their
 // goroutines from Run to the end of the shutdown.
 //
 // Startup state flows one way: Run loads the published state and the stored

@@ -11,6 +11,7 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/follow"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/source/file"
@@ -35,6 +36,8 @@ type loop struct {
 	dirty   bool
 	saveT   clock.Timer
 	saver   *published.Persister // nil without a store
+	// follower is handed every change once recorded; nil without one.
+	follower *follow.Follower
 }
 
 // run diffs each snapshot against the published state and records the
@@ -113,6 +116,9 @@ func (l *loop) step(ctx context.Context) {
 		if ch.Op != "" {
 			l.markDirty()
 		}
+	}
+	if l.follower != nil {
+		l.follower.Submit(changes)
 	}
 	stopTimer(&l.recheck)
 	if !recheck.IsZero() {

@@ -10,13 +10,18 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/follow"
 	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/pkg/kubeletconfig"
 	"github.com/podwatch/podwatch/pkg/manifest"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
 )
+
+// FlagRuntimeEndpoint names the flag that --follow-pods stands in for.
+const FlagRuntimeEndpoint = "container-runtime-endpoint"
 
 // Defaults of the agent's own options.
 const (
@@ -30,6 +35,17 @@ type Options struct {
 	Source  file.Options
 	Events  events.Options
 	Kube    kube.Options
+	Follow  follow.Options
+	// RuntimeEndpoint is the container runtime's CRI socket, through
+	// which each change is followed to the pod the kubelet runs; empty:
+	// not followed. Access to it is root-equivalent, so it is never taken
+	// by default: only when given, or with FollowPods from the kubelet
+	// config.
+	RuntimeEndpoint string
+	// FollowPods takes RuntimeEndpoint from KubeletConfig's
+	// containerRuntimeEndpoint unless --container-runtime-endpoint is
+	// given.
+	FollowPods bool
 	// NodeName is the node's name as the kubelet derives it: --node-name,
 	// else the --hostname-override in KubeadmFlags, else $NODE_NAME, else
 	// the hostname; trimmed and lowercased by Complete.
@@ -87,6 +103,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Events.AddFlags(fs)
 	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
+	o.Follow.AddFlags(fs)
+	fs.StringVar(&o.RuntimeEndpoint, FlagRuntimeEndpoint, o.RuntimeEndpoint, "The container runtime's CRI socket (e.g. unix:///run/containerd/containerd.sock): follow each change to the pod the kubelet runs and report StaticPodStarted, StaticPodNotStarted and the others. Access to it is root-equivalent; empty: changes are not followed, unless --follow-pods.")
+	fs.BoolVar(&o.FollowPods, "follow-pods", o.FollowPods, "Follow each change to the pod the kubelet runs through the CRI socket --kubelet-config names (containerRuntimeEndpoint, the kubelet's default when unset); an explicit --container-runtime-endpoint wins.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from --kubeadm-flags-file's --hostname-override, else $NODE_NAME, else the hostname; trimmed and lowercased as the kubelet does.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text (an unchanged Event again at most every --event-text-repeat-interval), or json (one v1 Event per line, every occurrence).")
 	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
@@ -129,6 +148,9 @@ func (o *Options) ApplyKubeletConfig(changed func(flag string) bool) error {
 	if err != nil {
 		return err
 	}
+	if o.FollowPods && !changed(FlagRuntimeEndpoint) {
+		o.RuntimeEndpoint = cfg.ContainerRuntimeEndpoint
+	}
 	err = kubeletconfig.Apply(cfg, changed, &o.Source.Path, &o.Source.FileCheckFrequency)
 	if errors.Is(err, kubeletconfig.ErrStaticPodsDisabled) {
 		o.StaticPodsDisabled = true
@@ -163,6 +185,16 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Kube.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := o.Follow.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.RuntimeEndpoint != "" {
+		if _, err := cri.SocketPath(o.RuntimeEndpoint); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", FlagRuntimeEndpoint, err))
+		}
+	} else if o.FollowPods {
+		errs = append(errs, fmt.Errorf("--follow-pods takes the CRI socket from --kubelet-config: give one, or --%s", FlagRuntimeEndpoint))
 	}
 	if o.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-timeout must be positive, got %v", o.ShutdownTimeout))

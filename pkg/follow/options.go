@@ -33,7 +33,7 @@ type Options struct {
 
 // AddFlags registers the follower's flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.Deadline, "follow-deadline", or(o.Deadline, DefaultDeadline), "How long after a change the kubelet may take to run the new pod (or stop a removed one) before StaticPodNotStarted (StaticPodNotStopped); repeated every as long while it lasts.")
+	fs.DurationVar(&o.Deadline, "follow-deadline", or(o.Deadline, DefaultDeadline), "How long after a change the kubelet may take to run the new pod (or stop a removed one) before StaticPodNotStarted (StaticPodNotStopped), which is repeated every --follow-deadline while it lasts.")
 	fs.DurationVar(&o.PollInterval, "follow-poll-interval", or(o.PollInterval, DefaultPollInterval), "How often the container runtime is read while a change is followed.")
 	fs.DurationVar(&o.IdlePollInterval, "follow-idle-poll-interval", or(o.IdlePollInterval, DefaultIdlePollInterval), "How often the container runtime is read when no change is followed, to see container restarts with no manifest change.")
 }

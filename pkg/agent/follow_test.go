@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-client/pkg/fake"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/cri"
+	"github.com/podwatch/podwatch/pkg/metrics"
+)
+
+const etcdManifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd
+  namespace: kube-system
+spec:
+  containers:
+  - name: etcd
+    image: registry.k8s.io/etcd:3.6.16-0
+`
+
+// waitFor polls a condition on what the agent wrote; a log or stdout line
+// is the only signal the running agent gives.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time
+	}
+}
+
+// With a CRI socket the agent follows an ADD to the pod the runtime runs
+// and reports StaticPodStarted on stdout, beside StaticPodAdded.
+func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
+	f := fake.NewFakeRemoteRuntime()
+	srv := grpc.NewServer()
+	runtimeapi.RegisterRuntimeServiceServer(srv, f)
+	sock := filepath.Join(t.TempDir(), "cri.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(lis)
+	}()
+	defer func() {
+		srv.Stop()
+		<-served
+	}()
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.NodeName = "node-1"
+	o.Source.Path = dir
+	o.StateDir = t.TempDir()
+	o.Metrics.BindAddress = "0"
+	o.RuntimeEndpoint = "unix://" + sock
+	o.Follow.PollInterval, o.Follow.IdlePollInterval = 20*time.Millisecond, time.Second
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, logs testutil.LockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: &stdout, Log: slog.New(slog.NewTextHandler(&logs, nil))}).Run(ctx)
+	}()
+	waitFor(t, "StaticPodAdded", func() bool { return strings.Contains(stdout.String(), "StaticPodAdded") })
+
+	// What the kubelet would do: a sandbox and a running container with
+	// its labels.
+	labels := map[string]string{cri.LabelPodName: "etcd-node-1", cri.LabelPodNamespace: "kube-system", cri.LabelPodUID: "uid-1"}
+	cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "etcd-node-1", Namespace: "kube-system", Uid: "uid-1"}, Labels: labels}
+	sb, err := f.RuntimeService.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := map[string]string{cri.LabelContainerName: "etcd"}
+	for k, v := range labels {
+		cl[k] = v
+	}
+	id, err := f.RuntimeService.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "etcd"}, Image: &runtimeapi.ImageSpec{Image: "registry.k8s.io/etcd:3.6.16-0"}, Labels: cl,
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RuntimeService.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "StaticPodStarted", func() bool { return strings.Contains(stdout.String(), "StaticPodStarted") })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.Contains(out, "Normal  StaticPodStarted") || !strings.Contains(out, "etcd-node-1 runs the change from etcd.yaml") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	if !strings.Contains(logs.String(), "following changes to the running pods through the container runtime") {
+		t.Errorf("no start log of the follower:\n%s", logs.String())
+	}
+}
+
+// Without a socket the agent says once that it does not follow, and runs.
+func TestAgentWithoutARuntimeSaysSo(t *testing.T) {
+	o := DefaultOptions()
+	o.NodeName = "node-1"
+	o.Source.Path = t.TempDir()
+	o.StateDir = t.TempDir()
+	var logs testutil.LockedBuffer
+	p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	if p.follower != nil || strings.Count(logs.String(), "changes are not followed to the running pods") != 1 {
+		t.Fatalf("follower %v, logs:\n%s", p.follower, logs.String())
+	}
+}
+
+// The socket is root-equivalent: it is taken from the kubelet config only
+// with --follow-pods, and an explicit flag wins.
+func TestFollowPodsTakesTheKubeletConfigsEndpoint(t *testing.T) {
+	cfg := writeKubeletConfig(t, "staticPodPath: /srv/pods\ncontainerRuntimeEndpoint: unix:///run/crio/crio.sock\n")
+	none := func(string) bool { return false }
+	for _, tt := range []struct {
+		name     string
+		follow   bool
+		explicit string
+		want     string
+	}{
+		{"not opted in", false, "", ""},
+		{"opted in", true, "", "unix:///run/crio/crio.sock"},
+		{"explicit wins", true, "/run/other.sock", "/run/other.sock"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.KubeletConfig, o.FollowPods, o.RuntimeEndpoint = cfg, tt.follow, tt.explicit
+			changed := none
+			if tt.explicit != "" {
+				changed = func(f string) bool { return f == FlagRuntimeEndpoint }
+			}
+			if err := o.ApplyKubeletConfig(changed); err != nil {
+				t.Fatal(err)
+			}
+			if o.RuntimeEndpoint != tt.want {
+				t.Fatalf("endpoint %q, want %q", o.RuntimeEndpoint, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateRuntimeEndpoint(t *testing.T) {
+	for _, tt := range []struct {
+		endpoint string
+		follow   bool
+		want     string
+	}{
+		{"tcp://10.0.0.1:1234", false, "--container-runtime-endpoint: cri: bad container runtime endpoint"},
+		{"", true, "--follow-pods takes the CRI socket from --kubelet-config"},
+	} {
+		o := DefaultOptions()
+		o.NodeName = "node-1"
+		o.Source.Path = t.TempDir()
+		o.RuntimeEndpoint, o.FollowPods = tt.endpoint, tt.follow
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%q, follow %v) = %v, want %q", tt.endpoint, tt.follow, err, tt.want)
+		}
+	}
+}
