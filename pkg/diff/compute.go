@@ -417,7 +417,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: f.ChangedAt,
+		Pod: f.Pod, At: c.changeAt(f, fileChanged),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
 	})
 }
@@ -476,6 +476,20 @@ func (c *computation) remove(key string, p PodState, why string) {
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since,
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, effect),
 	})
+}
+
+// changeAt is when the change to f's pod happened: when its content was
+// first seen, or, for a change of winning file a relist makes (the winner
+// taken back after a shadowed file ran), the relist.
+func (c *computation) changeAt(f *types.File, fileChanged bool) time.Time {
+	if !c.relisted || !fileChanged {
+		return f.ChangedAt
+	}
+	at := c.snap.KubeletRelist
+	if at.IsZero() {
+		at = c.snap.Time
+	}
+	return types.Later(f.ChangedAt, at)
 }
 
 // atRelist says that what the kubelet does, it does at its relist, and

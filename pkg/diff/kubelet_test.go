@@ -96,6 +96,11 @@ func TestKubeletWatchPath(t *testing.T) {
 		if got := podOps(chs); got != c.want {
 			t.Fatalf("step %d: %q, want %q\n%+v", i, got, c.want, chs)
 		}
+		// A winner taken back at a relist changed then, not when its
+		// file was written.
+		if c.relist && len(chs) > 0 && chs[0].Op == types.OpUpdate && !chs[0].At.Equal(s.now) {
+			t.Fatalf("step %d: the relist's UPDATE is dated %v, want the relist's %v", i, chs[0].At, s.now)
+		}
 		if c.says != "" {
 			for _, ch := range chs {
 				if ch.Op != "" && !strings.Contains(ch.Message, c.says) {
