@@ -128,6 +128,22 @@ func TestUpdateNotStartedWhileTheOldPodRunsThenRecovers(t *testing.T) {
 	none(t, h.at(3*deadline))
 }
 
+// The kubelet can create a sandbox just before podwatch sees the file that
+// caused it, so a sandbox up to a second older than the change counts. Not
+// for a restart: the old pod's sandbox, created a moment before the edit
+// (a slow first start), is not the change running.
+func TestUpdateIsNotTheOldPodCreatedJustBefore(t *testing.T) {
+	h := newHarness(t)
+	h.rt.sandbox("old", apiserver, "uid-old", t0.Add(-200*time.Millisecond), true)
+	h.rt.container("old", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.1", 0, t0.Add(-100*time.Millisecond))
+	h.submit(types.OpUpdate, 0, apiPod(""))
+	none(t, h.at(time.Second))
+	h.rt.setSandboxReady("old", false)
+	h.rt.sandbox("new", apiserver, "uid-new", t0.Add(12*time.Second), true)
+	h.rt.container("new", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(13*time.Second))
+	one(t, h.at(14*time.Second), types.ReasonStarted, v1.EventTypeNormal, "13.0 s after it was written")
+}
+
 // What is seen instead is said: the container exited with its code and
 // reason, not created, created but not started, the sandbox not ready.
 func TestNotStartedSaysWhatIsSeen(t *testing.T) {

@@ -112,9 +112,20 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			return false, "", 0
 		}
 	}
+	// A restart gives the pod a new UID, whose sandbox the kubelet creates
+	// only once the old one has stopped: one of a UID that already had a
+	// sandbox before the change is the old pod, even within the slack.
+	old := map[string]bool{}
+	if t.ch.Op == types.OpUpdate && !t.inPlace {
+		for _, s := range sbs {
+			if created(s.GetCreatedAt()).Before(t.at) {
+				old[sandboxUID(s)] = true
+			}
+		}
+	}
 	var sb *runtimeapi.PodSandbox
 	for _, s := range sbs {
-		if uid != "" && sandboxUID(s) != uid {
+		if (uid != "" && sandboxUID(s) != uid) || old[sandboxUID(s)] {
 			continue
 		}
 		if t.inPlace || !created(s.GetCreatedAt()).Before(after) {
