@@ -85,12 +85,14 @@ type Kubelet struct {
 	RelistClock, RelistEnd string
 	// Log is the kubelet's stderr, CRILog the fake CRI's call log.
 	Log, CRILog string
-	hist        *History
-	cri         *cri
-	cmd         *exec.Cmd
-	exited      chan struct{}
-	waitErr     error // set before exited is closed
-	closeLogs   func()
+	// CRISocket is the fake CRI's unix socket, which a follower may read.
+	CRISocket string
+	hist      *History
+	cri       *cri
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	waitErr   error // set before exited is closed
+	closeLogs func()
 }
 
 // History is what the kubelet has done so far.
@@ -187,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		logFile.Close()
 	}
 	sock := filepath.Join(cfg.Dir, "cri.sock")
+	k.CRISocket = sock
 	if k.cri, err = startCRI(sock, criLog, k.hist); err != nil {
 		return nil, err
 	}
