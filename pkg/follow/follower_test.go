@@ -144,6 +144,18 @@ func TestUpdateIsNotTheOldPodCreatedJustBefore(t *testing.T) {
 	one(t, h.at(14*time.Second), types.ReasonStarted, v1.EventTypeNormal, "13.0 s after it was written")
 }
 
+// A winner taken back at a relist comes back under the UID it had: its new
+// sandbox, created after the change, is the change running.
+func TestUpdateBackToAnEarlierUID(t *testing.T) {
+	h := newHarness(t)
+	h.rt.sandbox("bak-1", apiserver, "uid-bak", t0.Add(-time.Minute), false)
+	h.rt.sandbox("shadow", apiserver, "uid-shadow", t0.Add(-30*time.Second), false)
+	h.submit(types.OpUpdate, 0, apiPod(""))
+	h.rt.sandbox("bak-2", apiserver, "uid-bak", t0.Add(1500*time.Millisecond), true)
+	h.rt.container("bak-2", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(2*time.Second))
+	one(t, h.at(3*time.Second), types.ReasonStarted, v1.EventTypeNormal, "2.0 s after it was written")
+}
+
 // What is seen instead is said: the container exited with its code and
 // reason, not created, created but not started, the sandbox not ready.
 func TestNotStartedSaysWhatIsSeen(t *testing.T) {

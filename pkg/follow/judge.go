@@ -112,9 +112,10 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			return false, "", 0
 		}
 	}
-	// A restart gives the pod a new UID, whose sandbox the kubelet creates
-	// only once the old one has stopped: one of a UID that already had a
-	// sandbox before the change is the old pod, even within the slack.
+	// A restart's sandbox is created only once the old pod has stopped, so
+	// for a UID that already had one before the change (the old pod, or a
+	// winner taken back) only a sandbox created after the change counts,
+	// with no slack: the old pod's own, created a moment before, is not it.
 	old := map[string]bool{}
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
 		for _, s := range sbs {
@@ -125,10 +126,14 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	}
 	var sb *runtimeapi.PodSandbox
 	for _, s := range sbs {
-		if (uid != "" && sandboxUID(s) != uid) || old[sandboxUID(s)] {
+		if uid != "" && sandboxUID(s) != uid {
 			continue
 		}
-		if t.inPlace || !created(s.GetCreatedAt()).Before(after) {
+		from := after
+		if old[sandboxUID(s)] {
+			from = t.at
+		}
+		if t.inPlace || !created(s.GetCreatedAt()).Before(from) {
 			sb = s
 			break
 		}
