@@ -5,6 +5,7 @@ package kubelet_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 //	write FIXTURE as NAME   write the fixture's bytes to NAME in place
 //	rename OLD NEW          rename OLD to NEW within the folder
 //	remove NAME             delete NAME
+//	sed EXPR NAME           run the real sed -i EXPR on NAME (no spaces in EXPR)
 //	settle                  wait until the kubelet and podwatch have acted
 //	relist                  wait until the kubelet has begun a full list of
 //	                        the folder since this step began
@@ -161,7 +163,7 @@ func parseScenario(file string) (scenario, error) {
 			}
 		}
 	}
-	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "settle": 0, "relist": 0, "hold": 1}
+	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "sed": 2, "settle": 0, "relist": 0, "hold": 1}
 	for i, l := range strings.Split(string(a.Comment), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
@@ -263,6 +265,12 @@ func (s step) apply(dir string, sc scenario) error {
 		return os.Rename(filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1]))
 	case "remove":
 		return os.Remove(filepath.Join(dir, s.args[0]))
+	case "sed":
+		// The real sed -i: a temporary file in the folder, renamed over.
+		if out, err := exec.Command("sed", "-i", s.args[0], filepath.Join(dir, s.args[1])).CombinedOutput(); err != nil {
+			return fmt.Errorf("sed -i %s %s: %v: %s", s.args[0], s.args[1], err, out)
+		}
+		return nil
 	case "hold":
 		d, _ := time.ParseDuration(s.args[0]) // checked when parsed
 		// The folder stays as it is for d: what the scenario does, not a
