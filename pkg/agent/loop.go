@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/diff"
@@ -33,6 +34,9 @@ type loop struct {
 	snap    *types.Snapshot
 
 	recheck clock.Timer // something waits to settle
+	// stepped: the first diff, of the restored state against the first
+	// list, is done, and with it the chance of a replay (see step).
+	stepped bool
 	dirty   bool
 	saveT   clock.Timer
 	saver   *published.Persister // nil without a store
@@ -120,6 +124,16 @@ func (l *loop) step(ctx context.Context) {
 	if l.follower != nil {
 		l.follower.Submit(changes)
 	}
+	if !l.stepped {
+		// A change the restart replays shows in this first diff, or waits
+		// in it to settle. A pod neither changed nor waiting is as the state
+		// on disk says, whatever its last recorded change: a later change
+		// of it is a real one, even if it leads where that one did.
+		l.stepped = true
+		l.rec.ForgetReplays(func(obj v1.ObjectReference) bool {
+			return obj.Kind == types.KindPod && l.state.Waiting(obj.Namespace+"/"+obj.Name)
+		})
+	}
 	stopTimer(&l.recheck)
 	if !recheck.IsZero() {
 		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
@@ -152,5 +166,5 @@ func occurrence(ch types.Change) events.Occurrence {
 	if ch.Object.Kind == types.KindPod {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
-	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File}
+	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File, Change: ch.ID}
 }

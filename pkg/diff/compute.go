@@ -354,6 +354,7 @@ func (c *computation) add(key string, f *types.File) {
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt,
+		ID:      changeID(key, types.OpAdd, f),
 		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
 	})
 }
@@ -418,6 +419,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: c.changeAt(f, fileChanged),
+		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
 	})
 }
@@ -474,6 +476,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	delete(c.next.Pods, key)
 	c.emit(types.Change{
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since,
+		ID:      changeID(key, types.OpRemove, nil),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, effect),
 	})
 }
@@ -517,6 +520,7 @@ func (c *computation) revive(key string, p PodState) {
 	delete(c.kv.held, key)
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash,
+		ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
 		Message: fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File),
 	})
 }

@@ -42,6 +42,13 @@ type State struct {
 	kubelet *kubeletView
 }
 
+// Waiting reports whether a change of the pod key ("<namespace>/<name>")
+// waits to settle.
+func (s *State) Waiting(key string) bool {
+	_, ok := s.Pending["pod/"+key]
+	return ok
+}
+
 // PodState is one published pod.
 type PodState struct {
 	File string `json:"file"` // base name of the file the kubelet takes it from

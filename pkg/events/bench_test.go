@@ -190,3 +190,56 @@ func BenchmarkMillionUnique(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 }
+
+// BenchmarkRecordChange is the cost a change's identity adds per
+// occurrence: Record of a pod change with and without Change set, with
+// replay candidates restored for other pods (the check after a restart),
+// and the Event built for a sink, with its AnnotationChange.
+func BenchmarkRecordChange(b *testing.B) {
+	var restore []v1.Event
+	for i := range 1000 {
+		at := t0.Add(-time.Minute)
+		e := &entry{object: PodRef("kube-system", fmt.Sprintf("other-%d-node-1", i)), typ: "Normal", reason: "StaticPodUpdated",
+			message: "m", name: eventName("other", at.UnixNano()+int64(i)), first: at, last: at, count: 1, change: "id", changeSeq: uint64(i + 1)}
+		restore = append(restore, *e.event("node-1"))
+	}
+	for _, variant := range []string{"without", "with"} {
+		b.Run(variant, func(b *testing.B) {
+			clk := clocktesting.NewFakeClock(t0)
+			r, err := New(Options{Host: "node-1"}, clk, nil, []Registration{DeliverTo("api", &fakeSink{})}, restore)
+			if err != nil {
+				b.Fatal(err)
+			}
+			occs := make([]Occurrence, 2)
+			for i := range occs {
+				occs[i] = Occurrence{Object: PodRef("kube-system", "web-node-1"), Type: "Normal", Reason: "StaticPodUpdated",
+					Message: fmt.Sprintf("web.yaml: image: a -> b (%d)", i)}
+				if variant == "with" {
+					occs[i].Change = fmt.Sprintf("change-%d", i)
+				}
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := r.Record(ctx, occs[i%2]); err != nil {
+					b.Fatal(err)
+				}
+				clk.Step(time.Millisecond)
+			}
+		})
+	}
+	for _, variant := range []string{"event-without", "event-with"} {
+		b.Run(variant, func(b *testing.B) {
+			e := &entry{object: PodRef("kube-system", "web-node-1"), typ: "Normal", reason: "StaticPodUpdated",
+				message: "web.yaml: image: a -> b", name: "web-node-1.1", first: t0, last: t0, count: 3}
+			if variant == "event-with" {
+				e.change, e.changeSeq = "0123456789abcdefghijkl", 12345
+			}
+			b.ReportAllocs()
+			for range b.N {
+				_ = e.event("node-1")
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@
 // A Recorder does the counting (Record) and the delivery (Run, Flush).
 // Stream sinks (stdout) see every occurrence as it is recorded; delivered
 // sinks (the local store, the API) get coalesced, rate-bounded, retried
-// writes whose last one always carries the full count. The design is in
-// docs/design/event-compression.md.
+// writes whose last one always carries the full count. A pod change
+// replayed after a crash (its Event delivered, the published state not yet
+// saved) is recognised by the change identity its Event carries and is not
+// counted again. The design is in docs/design/event-compression.md.
 package events

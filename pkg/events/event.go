@@ -19,6 +19,13 @@ const Component = "podwatch"
 // put a restored Event back into its file's aggregation group.
 const AnnotationFile = "podwatch.io/file"
 
+// AnnotationChange is on an Event that reports a pod change (an
+// Occurrence with Change set): "<seq>/<change>", the last change counted on
+// it and its place in the order of all changes this node recorded. A restart
+// reads it back from the local store or the API to recognise a change it
+// recomputes as one already counted (see Recorder.Record).
+const AnnotationChange = "podwatch.io/change"
+
 // CombinedPrefix starts the message of an Event that stands for many
 // similar ones, as in client-go.
 const CombinedPrefix = "(combined from similar events): "
@@ -54,6 +61,10 @@ type Occurrence struct {
 	// files stay ten Events while one file whose error keeps changing is
 	// combined.
 	File string
+	// Change identifies the pod change reported (types.Change.ID), empty
+	// for anything else. An occurrence whose Change is the one last counted
+	// for its object before a restart is a replay: it is not counted again.
+	Change string
 }
 
 // PodRef refers to a static pod (its mirror pod in the API).
@@ -124,6 +135,10 @@ type entry struct {
 	first   time.Time
 	last    time.Time
 	count   int32
+	// change is the last change counted on this Event and changeSeq its
+	// place among the Recorder's changes; both go into AnnotationChange.
+	change    string
+	changeSeq uint64
 	// slots holds this Event's state per delivered sink, by sink index.
 	slots []slot
 }
@@ -148,8 +163,33 @@ func (e *entry) event(host string) *v1.Event {
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
+	if e.file != "" || e.change != "" {
+		ev.Annotations = make(map[string]string, 1)
+	}
 	if e.file != "" {
-		ev.Annotations = map[string]string{AnnotationFile: e.file}
+		ev.Annotations[AnnotationFile] = e.file
+	}
+	if e.change != "" {
+		ev.Annotations[AnnotationChange] = changeMark(e.changeSeq, e.change)
 	}
 	return ev
+}
+
+// changeMark is AnnotationChange's value.
+func changeMark(seq uint64, change string) string {
+	return strconv.FormatUint(seq, 10) + "/" + change
+}
+
+// parseChangeMark reads AnnotationChange's value; ok is false when it is
+// not one.
+func parseChangeMark(v string) (seq uint64, change string, ok bool) {
+	n, change, found := strings.Cut(v, "/")
+	if !found || change == "" {
+		return 0, "", false
+	}
+	seq, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return seq, change, true
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 	v1 "k8s.io/api/core/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/types"
@@ -47,6 +48,14 @@ type Recorder struct {
 	delivered []*deliveredSink
 	lastNanos int64 // of the newest Event name, to keep names unique
 	stats     Stats
+	// changeSeq numbers the changes counted (AnnotationChange), continuing
+	// from the restored Events.
+	changeSeq uint64
+	// replays holds, per object, the change last counted for it before the
+	// restart, as the restored Events say; an occurrence of that change is
+	// a replay. Each entry goes at the object's first change occurrence, or
+	// by ForgetReplays.
+	replays map[objectKey]string
 
 	// waiting, when set by tests, is told each time a delivery goroutine is
 	// about to block, with the time until its next write (0: nothing queued).
@@ -162,7 +171,10 @@ func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
 
 	r.mu.Lock()
 	now := r.clk.Now()
-	e := r.observe(&o, now)
+	e := r.replayed(&o, now)
+	if e == nil {
+		e = r.observe(&o, now)
+	}
 	var woken []*deliveredSink
 	for _, s := range r.delivered {
 		if r.enqueue(s, e, now) {
@@ -210,6 +222,59 @@ func (r *Recorder) Record(ctx context.Context, o Occurrence) error {
 	return errors.Join(errs...)
 }
 
+// replayed returns the Event o is a replay on, or nil when o is to be
+// counted. A replay is the change last counted for o's object before the
+// restart, recomputed: it happens when the process died between storing the
+// change's Event and saving the published state that includes it. The
+// decision is made from data alone, the Event's AnnotationChange as the
+// local store or the API kept it; the Event found is written again at its
+// count (so a sink that missed the last write before the crash catches up)
+// and stream sinks print it again, without counting it. Only the first
+// change occurrence of an object after the restart can be a replay: within
+// a run, consecutive changes of one pod never share an ID.
+func (r *Recorder) replayed(o *Occurrence, now time.Time) *entry {
+	if o.Change == "" || len(r.replays) == 0 {
+		return nil
+	}
+	k := objectKeyOf(o)
+	last, had := r.replays[k]
+	if !had {
+		return nil
+	}
+	delete(r.replays, k)
+	if last != o.Change {
+		return nil
+	}
+	gk := groupKeyOf(o)
+	e, found := r.events.get(plainKey(gk, o.Message), now)
+	if !found {
+		e, found = r.events.get(combinedKey(gk), now)
+	}
+	if !found || e.change != o.Change {
+		return nil // its Event is gone: counting it starts a new one
+	}
+	r.stats.Recorded++
+	r.stats.Replayed++
+	r.log.Info("a change counted before the restart is seen again: printed, not counted again",
+		"object", o.Object.Namespace+"/"+o.Object.Name, "reason", o.Reason, "event", e.name, "count", e.count)
+	return e
+}
+
+// ForgetReplays ends the chance of a replay for every object keep rejects.
+// The agent calls it after its first diff: a pod that the restart found
+// unchanged and not waiting to settle had its last change undone, so a
+// later change leading to the same place is a real one.
+func (r *Recorder) ForgetReplays(keep func(obj v1.ObjectReference) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.replays {
+		obj := v1.ObjectReference{Kind: k.kind, Namespace: k.namespace, Name: k.name, UID: ktypes.UID(k.uid), APIVersion: k.apiVersion}
+		if !keep(obj) {
+			delete(r.replays, k)
+		}
+	}
+}
+
 // observe finds or starts the Event for o at now and counts o on it.
 func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	r.stats.Recorded++
@@ -239,6 +304,11 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	}
 	if key.combined {
 		e.message = CombinedPrefix + o.Message
+	}
+	if o.Change != "" {
+		r.changeSeq++
+		e.change, e.changeSeq = o.Change, r.changeSeq
+		delete(r.replays, objectKeyOf(o))
 	}
 	return e
 }

@@ -31,12 +31,16 @@ func (r *Recorder) restore(evs []v1.Event, now time.Time) {
 	slices.SortStableFunc(keep, func(a, b *v1.Event) int {
 		return a.LastTimestamp.Compare(b.LastTimestamp.Time)
 	})
+	seqs := map[objectKey]uint64{}
 	for _, ev := range keep {
-		r.restoreOne(ev, now)
+		r.restoreOne(ev, now, seqs)
 	}
 }
 
-func (r *Recorder) restoreOne(ev *v1.Event, now time.Time) {
+// restoreOne restores ev; seqs holds, per object, the newest change the
+// Events restored so far carry, so that the object's replay candidate is
+// the last change counted for it, whichever of its Events holds it.
+func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]uint64) {
 	o := Occurrence{Object: ev.InvolvedObject, Type: ev.Type, Reason: ev.Reason, Message: ev.Message}
 	o.Object.ResourceVersion = ""
 	if fileScoped(ev.Reason) {
@@ -64,6 +68,18 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time) {
 	}
 	if e.first.IsZero() {
 		e.first = last
+	}
+	if seq, change, ok := parseChangeMark(ev.Annotations[AnnotationChange]); ok {
+		e.change, e.changeSeq = change, seq
+		r.changeSeq = max(r.changeSeq, seq)
+		k := objectKeyOf(&o)
+		if best, had := seqs[k]; !had || seq > best {
+			seqs[k] = seq
+			if r.replays == nil {
+				r.replays = map[objectKey]string{}
+			}
+			r.replays[k] = change
+		}
 	}
 	r.attachSlots(e)
 	for i := range e.slots {

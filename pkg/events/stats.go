@@ -11,6 +11,9 @@ import (
 type Stats struct {
 	// Recorded counts occurrences passed to Record.
 	Recorded uint64
+	// Replayed counts the occurrences among Recorded that were a change
+	// already counted before a restart, and so not counted again.
+	Replayed uint64
 	// Combined counts occurrences that went to a "(combined from similar
 	// events)" Event.
 	Combined uint64

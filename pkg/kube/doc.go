@@ -3,7 +3,8 @@
 // Sink is a delivered events.Sink: pkg/events hands it one compressed Event
 // at a time, already coalesced and rate bounded, and retries what Sink
 // reports as retryable. Sink creates each Event once and then patches its
-// count and lastTimestamp, re-creates an Event the API lost (TTL, deletion),
+// count, lastTimestamp and the change it last counted (which a restart
+// reads back to recognise a replay), re-creates an Event the API lost (TTL, deletion),
 // re-targets an Event at the Node when its namespace is gone, and points Pod
 // Events at the mirror pod's uid so `kubectl describe pod` finds them.
 //

@@ -224,7 +224,10 @@ func namespaceGone(err error) bool {
 }
 
 // patch sends the count and lastTimestamp (and the message of a combined
-// Event, which takes the latest one). A merge patch: these are scalars.
+// Event, which takes the latest one), and the change last counted on it
+// (events.AnnotationChange), which a warm start reads back to recognise a
+// replay. A merge patch: these are scalars, and the one annotation is
+// merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	p := map[string]any{
 		"count":         ev.Count,
@@ -232,6 +235,9 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	}
 	if strings.HasPrefix(ev.Message, events.CombinedPrefix) {
 		p["message"] = ev.Message
+	}
+	if mark, ok := ev.Annotations[events.AnnotationChange]; ok {
+		p["metadata"] = map[string]any{"annotations": map[string]string{events.AnnotationChange: mark}}
 	}
 	body, err := json.Marshal(p)
 	if err != nil {

@@ -23,9 +23,9 @@ const CodeUnknown = events.CodeUnknown
 type eventsCollector struct {
 	src EventStats
 
-	combined, evicted, expired, cached *prometheus.Desc
-	written, failed, coalesced         *prometheus.Desc
-	dropped, pending                   *prometheus.Desc
+	combined, replayed, evicted, expired, cached *prometheus.Desc
+	written, failed, coalesced                   *prometheus.Desc
+	dropped, pending                             *prometheus.Desc
 }
 
 func newEventsCollector(src EventStats) *eventsCollector {
@@ -34,6 +34,8 @@ func newEventsCollector(src EventStats) *eventsCollector {
 		src: src,
 		combined: prometheus.NewDesc("podwatch_events_combined_total",
 			"Occurrences folded into a \"(combined from similar events)\" Event.", nil, nil),
+		replayed: prometheus.NewDesc("podwatch_events_replayed_total",
+			"Changes seen again after a restart that had been counted before it (a crash before the state was saved): printed, not counted again.", nil, nil),
 		evicted: prometheus.NewDesc("podwatch_events_evicted_total",
 			"Events the correlation cache forgot for its size cap (their pending writes are still delivered).", nil, nil),
 		expired: prometheus.NewDesc("podwatch_events_expired_total",
@@ -56,7 +58,7 @@ func newEventsCollector(src EventStats) *eventsCollector {
 }
 
 func (c *eventsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.combined, c.evicted, c.expired, c.cached,
+	for _, d := range []*prometheus.Desc{c.combined, c.replayed, c.evicted, c.expired, c.cached,
 		c.written, c.failed, c.coalesced, c.dropped, c.pending} {
 		ch <- d
 	}
@@ -68,6 +70,7 @@ func (c *eventsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	counter(c.combined, st.Combined)
+	counter(c.replayed, st.Replayed)
 	counter(c.evicted, st.Evicted)
 	counter(c.expired, st.Expired)
 	ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(st.Events))

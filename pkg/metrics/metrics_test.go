@@ -76,7 +76,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
 		{Type: v1.EventTypeWarning, Reason: types.ReasonInvalid},
 	})
-	ev.set(events.Stats{Combined: 2, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
+	ev.set(events.Stats{Combined: 2, Replayed: 5, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
 		{Name: "stdout", Mode: events.Stream, Written: 3},
 		{Name: "store", Mode: events.Delivered, Written: 5, Failed: 3, Coalesced: 6, Pending: 1,
 			FailedByCode: map[string]uint64{"unknown": 2, "503": 1},
@@ -102,6 +102,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{"podwatch_events_recorded_total", []string{"reason", types.ReasonAdded, "type", v1.EventTypeNormal}, 2},
 		{"podwatch_events_recorded_total", []string{"reason", types.ReasonInvalid, "type", v1.EventTypeWarning}, 1},
 		{"podwatch_events_combined_total", nil, 2},
+		{"podwatch_events_replayed_total", nil, 5},
 		{"podwatch_events_evicted_total", nil, 1},
 		{"podwatch_events_expired_total", nil, 3},
 		{"podwatch_events_cached", nil, 4},

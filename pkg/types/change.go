@@ -75,4 +75,12 @@ type Change struct {
 	// runtime can say how long the kubelet took. Zero when unknown (a file
 	// that is gone).
 	At time.Time
+	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
+	// the published pod it leads to (file, content hash, restart identity;
+	// nothing for a REMOVE). A change recomputed after a restart from the
+	// same state on disk and the same files has the same ID, while two
+	// consecutive changes of one pod never do: each leads somewhere the
+	// other did not. That is what lets a sink's count tell a replay after a
+	// crash from a real repeat. Empty for a problem.
+	ID string
 }
