@@ -99,7 +99,8 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		},
 	}
 	if p.st != nil {
-		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, m.SetStatePersisted)
+		alarm := &stateAlarm{ctx: context.WithoutCancel(ctx), rec: rec, log: log, metrics: m, node: opts.NodeName, dir: opts.StateDir}
+		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, alarm.status)
 	}
 	if err := a.buildFollower(p, state); err != nil {
 		p.close()

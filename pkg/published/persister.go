@@ -14,9 +14,10 @@ import (
 
 // Retry delays after a failed save: soon enough that a disk freed again is
 // used within seconds, rare enough that a full disk is not hammered.
+// RetryMax is the longest wait between two attempts.
 const (
 	retryInitial = time.Second
-	retryMax     = 30 * time.Second
+	RetryMax     = 30 * time.Second
 )
 
 // Persister writes the published state to the state dir off the diff loop:
@@ -116,5 +117,5 @@ func (p *Persister) Run(ctx context.Context) error {
 }
 
 func (p *Persister) delays() *wait.Backoff {
-	return &wait.Backoff{Duration: retryInitial, Factor: 2, Cap: retryMax, Steps: math.MaxInt32}
+	return &wait.Backoff{Duration: retryInitial, Factor: 2, Cap: RetryMax, Steps: math.MaxInt32}
 }

@@ -103,7 +103,7 @@ func TestPersisterRetriesUntilSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTimer(t, clk)
-	clk.Step(retryMax)
+	clk.Step(RetryMax)
 	if st := nextStatus(t, statuses); !st.saved {
 		t.Fatalf("save after the disk recovered: %+v", st)
 	}

@@ -24,7 +24,7 @@ const (
 	ReasonPathMissing   = "ManifestPathMissing"
 	ReasonWatchDegraded = "WatchDegraded"
 	// ReasonStateNotPersisted: --state-dir cannot be used and podwatch runs
-	// in memory.
+	// in memory, or saving the published state in it keeps failing.
 	ReasonStateNotPersisted = "StateNotPersisted"
 
 	// What the container runtime shows after a change (pkg/follow).
@@ -40,6 +40,9 @@ const (
 	// ReasonRestarting: a container of a static pod restarted with no
 	// manifest change.
 	ReasonRestarting = "StaticPodRestarting"
+	// ReasonStatePersisted: the published state is saved again after
+	// saving it had kept failing.
+	ReasonStatePersisted = "StatePersisted"
 )
 
 // Kinds of Object.

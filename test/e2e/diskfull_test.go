@@ -155,6 +155,15 @@ func diskFullScenario(t *testing.T, mnt string) {
 		t.Fatalf("the shards hold the new state although the disk was full: %v", got)
 	}
 	t.Logf("while full: state_persisted 0, shards still %v", shardPods(t, state))
+	// Failing for a few attempts is a Node Warning, once, naming the folder
+	// and the error.
+	evs := func() []v1.Event { return a.out.events(t) }
+	waitUntil(t, faultsWait, func() bool { return len(eventsWith(evs(), "StateNotPersisted", "cannot save")) > 0 },
+		func() string { return "no StateNotPersisted Warning while the disk is full:\n" + a.dump() })
+	if w := eventsWith(evs(), "StateNotPersisted", "cannot save")[0]; w.Type != v1.EventTypeWarning ||
+		!strings.Contains(w.Message, state) || !strings.Contains(w.Message, "no space left on device") {
+		t.Fatalf("disk-full Warning %s %q; want a Warning naming %s and ENOSPC", w.Type, w.Message, state)
+	}
 
 	// Free the space and change nothing: the persister's retry alone must
 	// bring the shards to the truth.
@@ -167,12 +176,16 @@ func diskFullScenario(t *testing.T, mnt string) {
 	converged := time.Since(freed)
 	waitUntil(t, faultsWait, func() bool { return persisted() == 1 }, func() string { return "state_persisted not back to 1" })
 	t.Logf("shards converged %v after the space was freed, state_persisted back to 1, no further change", converged.Round(10*time.Millisecond))
+	waitUntil(t, faultsWait, func() bool { return len(eventsWith(evs(), "StatePersisted", "again")) > 0 },
+		func() string { return "no StatePersisted Event once the disk took the state:\n" + a.dump() })
+	if n := len(eventsWith(evs(), "StateNotPersisted", "")); n != 1 {
+		t.Errorf("%d StateNotPersisted lines for one full disk, want 1:\n%s", n, a.dump())
+	}
 	a.shutdown()
 
 	// A restart after the clean stop announces nothing false.
 	b := startAgent(t, dir, func(o *agent.Options) { o.StateDir = state })
-	evs := func() []v1.Event { return b.out.events(t) }
-	markerRelisted(t, dir, "zz-marker.yaml", evs, b.dump)
+	markerRelisted(t, dir, "zz-marker.yaml", func() []v1.Event { return b.out.events(t) }, b.dump)
 	for _, reason := range []string{"StaticPodAdded", "StaticPodUpdated", "StaticPodRemoved"} {
 		if n := b.count(reason); n != 0 {
 			t.Errorf("the restart announced %d %s for pods already published:\n%s", n, reason, b.dump())
