@@ -200,7 +200,7 @@ func BenchmarkRecordChange(b *testing.B) {
 	for i := range 1000 {
 		at := t0.Add(-time.Minute)
 		e := &entry{object: PodRef("kube-system", fmt.Sprintf("other-%d-node-1", i)), typ: "Normal", reason: "StaticPodUpdated",
-			message: "m", name: eventName("other", at.UnixNano()+int64(i)), first: at, last: at, count: 1, change: "id", changeSeq: uint64(i + 1)}
+			message: "m", name: eventName("other", at.UnixNano()+int64(i)), first: at, last: at, count: 1, change: "id", mark: changeMark(uint64(i+1), "id")}
 		restore = append(restore, *e.event("node-1"))
 	}
 	for _, variant := range []string{"without", "with"} {
@@ -234,7 +234,7 @@ func BenchmarkRecordChange(b *testing.B) {
 			e := &entry{object: PodRef("kube-system", "web-node-1"), typ: "Normal", reason: "StaticPodUpdated",
 				message: "web.yaml: image: a -> b", name: "web-node-1.1", first: t0, last: t0, count: 3}
 			if variant == "event-with" {
-				e.change, e.changeSeq = "0123456789abcdefghijkl", 12345
+				e.change, e.mark = "0123456789abcdefghijkl", changeMark(12345, "0123456789abcdefghijkl")
 			}
 			b.ReportAllocs()
 			for range b.N {

@@ -135,10 +135,11 @@ type entry struct {
 	first   time.Time
 	last    time.Time
 	count   int32
-	// change is the last change counted on this Event and changeSeq its
-	// place among the Recorder's changes; both go into AnnotationChange.
-	change    string
-	changeSeq uint64
+	// change is the last change counted on this Event; mark is its
+	// AnnotationChange value, made once when the change is counted rather
+	// than at every write.
+	change string
+	mark   string
 	// slots holds this Event's state per delivered sink, by sink index.
 	slots []slot
 }
@@ -163,14 +164,14 @@ func (e *entry) event(host string) *v1.Event {
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
-	if e.file != "" || e.change != "" {
+	if e.file != "" || e.mark != "" {
 		ev.Annotations = make(map[string]string, 1)
 	}
 	if e.file != "" {
 		ev.Annotations[AnnotationFile] = e.file
 	}
-	if e.change != "" {
-		ev.Annotations[AnnotationChange] = changeMark(e.changeSeq, e.change)
+	if e.mark != "" {
+		ev.Annotations[AnnotationChange] = e.mark
 	}
 	return ev
 }

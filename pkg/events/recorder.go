@@ -307,7 +307,7 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	}
 	if o.Change != "" {
 		r.changeSeq++
-		e.change, e.changeSeq = o.Change, r.changeSeq
+		e.change, e.mark = o.Change, changeMark(r.changeSeq, o.Change)
 		delete(r.replays, objectKeyOf(o))
 	}
 	return e

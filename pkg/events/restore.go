@@ -70,7 +70,7 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		e.first = last
 	}
 	if seq, change, ok := parseChangeMark(ev.Annotations[AnnotationChange]); ok {
-		e.change, e.changeSeq = change, seq
+		e.change, e.mark = change, ev.Annotations[AnnotationChange]
 		r.changeSeq = max(r.changeSeq, seq)
 		k := objectKeyOf(&o)
 		if best, had := seqs[k]; !had || seq > best {
