@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/events"
@@ -30,6 +31,25 @@ const numStates = 5
 // function, so that no package-level table can be changed.
 func manifestStates() [numStates]string {
 	return [...]string{StateValid, StateInvalid, StateDuplicate, StateUnreadable, StateNotRegular}
+}
+
+// recordedEvents are the reason and type pairs the diff records; a
+// function, so that no package-level table can be changed. A pair missing
+// here is still counted, from its first occurrence on.
+func recordedEvents() []struct{ reason, typ string } {
+	normal, warning := v1.EventTypeNormal, v1.EventTypeWarning
+	return []struct{ reason, typ string }{
+		{types.ReasonAdded, normal},
+		{types.ReasonUpdated, normal},
+		{types.ReasonRemoved, normal},
+		{types.ReasonRemoved, warning}, // the file turned invalid or the folder vanished
+		{types.ReasonDuplicate, warning},
+		{types.ReasonInvalid, warning},
+		{types.ReasonIgnored, warning},
+		{types.ReasonUnreadable, warning},
+		{types.ReasonPathMissing, warning},
+		{types.ReasonWatchDegraded, warning},
+	}
 }
 
 // listBuckets span an unchanged relist of a few files (a stat each, no
@@ -128,8 +148,14 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 	})
 	buildInfo.Set(1)
 	m.persisted.Set(1) // until a save fails or the state dir is unusable
+	// Every labelled counter has its series from the start, at 0, so an
+	// alert rule or a rate() sees the first occurrence as an increase
+	// instead of a series appearing.
 	for _, op := range []types.Op{types.OpAdd, types.OpUpdate, types.OpRemove} {
 		m.changes.WithLabelValues(string(op))
+	}
+	for _, e := range recordedEvents() {
+		m.recorded.WithLabelValues(e.reason, e.typ)
 	}
 	m.reg.MustRegister(m.changes, m.recorded, m.manifests, m.listDuration, m.filesListed,
 		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo,

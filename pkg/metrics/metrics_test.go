@@ -148,6 +148,52 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 	}
 }
 
+// A rule such as increase(podwatch_events_recorded_total{reason="InvalidManifest"}[10m]) > 0
+// only sees the first occurrence if the series was there, at 0, before it:
+// a series that appears at 1 has no increase. So every labelled counter
+// has its series on the first scrape, before any event, and the agent's
+// recorder adds the per-sink drop and error series as soon as it is built.
+func TestLabelledCountersStartAtZero(t *testing.T) {
+	m := New("dev", nil)
+	if err := m.AddEventStats(&fakeStats{st: events.Stats{Sinks: []events.SinkStats{
+		{Name: "stdout", Mode: events.Stream}, {Name: "store", Mode: events.Delivered},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	tg := serve(t, m)
+	mfs := tg.scrape()
+	want := [][]string{
+		{"podwatch_static_pod_changes_total", "op", "ADD"},
+		{"podwatch_static_pod_changes_total", "op", "UPDATE"},
+		{"podwatch_static_pod_changes_total", "op", "REMOVE"},
+		{"podwatch_event_sink_dropped_total", "sink", "store", "reason", DropPendingFull},
+		{"podwatch_event_sink_dropped_total", "sink", "store", "reason", DropPermanent},
+		{"podwatch_event_sink_dropped_total", "sink", "store", "reason", DropShutdown},
+		{"podwatch_event_sink_write_errors_total", "sink", "store", "code", CodeUnknown},
+	}
+	for _, e := range recordedEvents() {
+		want = append(want, []string{"podwatch_events_recorded_total", "reason", e.reason, "type", e.typ})
+	}
+	for _, w := range []string{types.ReasonAdded, types.ReasonUpdated, types.ReasonRemoved, types.ReasonDuplicate,
+		types.ReasonInvalid, types.ReasonIgnored, types.ReasonUnreadable, types.ReasonPathMissing, types.ReasonWatchDegraded} {
+		if value(mfs, "podwatch_events_recorded_total", "reason", w) != 0 {
+			t.Errorf("podwatch_events_recorded_total{reason=%q} missing before any event", w)
+		}
+	}
+	for _, w := range want {
+		if got := value(mfs, w[0], w[1:]...); got != 0 {
+			t.Errorf("%s%v before any event = %v, want 0 (-1: no series)", w[0], w[1:], got)
+		}
+	}
+
+	// The first occurrence is then an increase of the series that was there.
+	m.ObserveChanges([]types.Change{{Type: v1.EventTypeWarning, Reason: types.ReasonInvalid}})
+	mfs = tg.scrape()
+	if got := value(mfs, "podwatch_events_recorded_total", "reason", types.ReasonInvalid, "type", v1.EventTypeWarning); got != 1 {
+		t.Errorf("InvalidManifest after one = %v, want 1", got)
+	}
+}
+
 func TestWatchGaugesAndRestarts(t *testing.T) {
 	m := New("dev", nil)
 	tg := serve(t, m)
