@@ -295,6 +295,11 @@ func applyDoc(ctx context.Context, core corev1client.CoreV1Interface, rbac rbacc
 		if err = yaml.UnmarshalStrict(doc, &o); err == nil {
 			_, err = rbac.ClusterRoleBindings().Create(ctx, &o, metav1.CreateOptions{})
 		}
+	case "Service":
+		var o v1.Service
+		if err = yaml.UnmarshalStrict(doc, &o); err == nil {
+			_, err = core.Services(o.Namespace).Create(ctx, &o, metav1.CreateOptions{})
+		}
 	case "DaemonSet":
 		var o appsv1.DaemonSet
 		if err = yaml.UnmarshalStrict(doc, &o); err == nil {
