@@ -12,7 +12,7 @@ BENCHCOUNT  ?= 6
 
 UNITDIR     := /usr/local/lib/systemd/system
 
-.PHONY: all build run test test-unit test-oracle test-image test-package fuzz bench lint tidy-check clean install verify-systemd image package linux-binary
+.PHONY: all build run test test-unit test-oracle test-monitoring test-image test-package fuzz bench lint tidy-check clean install verify-systemd image package linux-binary
 
 all: build
 
@@ -29,7 +29,7 @@ run: build
 # Every test: unit and integration tests with the race detector, a short
 # fuzz run, and the kubelet oracle (a separate module that builds the
 # kubelet's own file source).
-test: test-unit fuzz test-oracle test-image test-package verify-systemd
+test: test-unit fuzz test-oracle test-monitoring test-image test-package verify-systemd
 
 test-unit:
 	$(GO) test -race -count=1 ./...
@@ -42,6 +42,13 @@ fuzz:
 # and etcd, built from the module proxy once and cached outside the repo.
 test-oracle:
 	cd test/tools && ./build-binaries.sh && $(GO) test -count=1 ./...
+
+# deploy/prometheus (its own module, test/tools/monitoring): the alerting
+# rules against a running agent's /metrics, and promtool check rules and
+# test rules with a promtool built from the module proxy and cached beside
+# the kube binaries.
+test-monitoring:
+	cd test/tools/monitoring && $(GO) test -count=1 ./...
 
 # The image builder (its own module): the image holds the agent alone, and
 # it runs.
@@ -91,12 +98,14 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	cd test/tools && $(GO) vet ./...
+	cd test/tools/monitoring && $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
 	cd hack/package && $(GO) vet ./...
 
 tidy-check:
 	$(GO) mod tidy -diff
 	cd test/tools && $(GO) mod tidy -diff
+	cd test/tools/monitoring && $(GO) mod tidy -diff
 	cd hack/image && $(GO) mod tidy -diff
 	cd hack/package && $(GO) mod tidy -diff
 

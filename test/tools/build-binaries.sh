@@ -1,13 +1,15 @@
 #!/bin/sh
-# Builds the kube-apiserver, etcd, kubectl and kubelet binaries the tests run, from
-# the Go module proxy, into a cache outside the clone (CI clones fresh; a
-# cold build takes minutes, a warm one nothing). The harness in ./apiserver
-# runs the same builds itself when a binary is missing; this script only lets
-# CI warm the cache in a separate, visible step.
+# Builds the kube-apiserver, etcd, kubectl, kubelet and promtool binaries the
+# tests run, from the Go module proxy, into a cache outside the clone (CI
+# clones fresh; a cold build takes minutes, a warm one nothing). The harnesses
+# in ./apiserver and ./monitoring run the same builds themselves when a
+# binary is missing; this script only lets CI warm the cache in a separate,
+# visible step.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=v1.37.2   # keep in step with apiserver.KubeVersion and go.mod
 ETCD_VERSION=v3.6.16   # keep in step with apiserver.EtcdVersion and etcd/go.mod
+PROMETHEUS_VERSION=v0.316.0 # promtool; keep in step with monitoring/promtool_test.go and monitoring/go.mod
 bin="${PODWATCH_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podwatch/bin}"
 mkdir -p "$bin"
 
@@ -25,3 +27,7 @@ build "$here" k8s.io/kubernetes/cmd/kubectl "$bin/kubectl-$KUBE_VERSION"
 # The kubelet as Kubernetes releases it: static, without cgo. It is the
 # longest build (about eleven minutes cold on two cores).
 build "$here" k8s.io/kubernetes/cmd/kubelet "$bin/kubelet-$KUBE_VERSION" CGO_ENABLED=0
+# promtool for test/tools/monitoring, with no service discovery but
+# Kubernetes' (the snippets use static and Kubernetes discovery only; the
+# other clouds' SDKs would double its build).
+build "$here/monitoring" github.com/prometheus/prometheus/cmd/promtool "$bin/promtool-$PROMETHEUS_VERSION" "GOFLAGS=${GOFLAGS:+$GOFLAGS }-tags=remove_all_sd,enable_kubernetes_sd"
