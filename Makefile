@@ -44,9 +44,9 @@ test-oracle:
 	cd test/tools && ./build-binaries.sh && $(GO) test -count=1 ./...
 
 # deploy/prometheus (its own module, test/tools/monitoring): the alerting
-# rules against a running agent's /metrics, and promtool check rules and
-# test rules with a promtool built from the module proxy and cached beside
-# the kube binaries.
+# rules against a running agent's /metrics, promtool test rules and check
+# config with a promtool built from the module proxy and cached beside the
+# kube binaries, the PodMonitor and Service against the DaemonSet.
 test-monitoring:
 	cd test/tools/monitoring && $(GO) test -count=1 ./...
 

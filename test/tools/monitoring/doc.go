@@ -1,6 +1,6 @@
-// Package monitoring tests what deploy/prometheus gives an operator, the
-// alerting rules and their unit tests, against a real podwatch agent and a
-// real promtool.
+// Package monitoring tests what deploy/prometheus gives an operator: the
+// alerting rules, their unit tests, the scrape configs and the PodMonitor,
+// against a real podwatch agent and a real promtool.
 //
 // It is a module of its own: promtool is built from
 // github.com/prometheus/prometheus, whose dependencies (newer gRPC and
