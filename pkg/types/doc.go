@@ -1,6 +1,7 @@
 // Package types holds the values that flow between podwatch's stages: the
 // file source's Snapshot of the manifest folder, the decoded Pod each valid
-// file holds, and the Changes the diff derives from them.
+// file holds, the Changes the diff derives from them, and what the relist
+// detector observes of the kubelet's relists (RelistObservation).
 //
 // It imports nothing of podwatch, so every stage can depend on it without
 // depending on another stage's I/O: pkg/diff stays pure, and pkg/lint and

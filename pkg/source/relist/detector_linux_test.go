@@ -1,0 +1,448 @@
+package relist
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// testPeriod is the readers' period here: short, so that a phase is
+// known in about two seconds, and well above four tolerances.
+const testPeriod = 500 * time.Millisecond
+
+// waitKnown bounds the wait for a phase: four relists and then some, on a
+// loaded machine.
+const waitKnown = 15 * time.Second
+
+// reader reads a folder every period, as the kubelet does (full) or as
+// podwatch's own source does (the folder, then only some files).
+type reader struct {
+	dir string
+	// pick, for a partial reader, chooses the files read at cycle n; nil
+	// reads them all, as the kubelet: glob, sort, stat, read each regular
+	// file.
+	pick func(names []string, n int) []string
+
+	mu     sync.Mutex
+	starts []time.Time // before each folder open
+}
+
+func (r *reader) sweep(n int) error {
+	r.mu.Lock()
+	r.starts = append(r.starts, time.Now())
+	r.mu.Unlock()
+	if r.pick == nil {
+		paths, err := filepath.Glob(filepath.Join(r.dir, "[^.]*"))
+		if err != nil {
+			return err
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			fi, err := os.Stat(p)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if _, err := os.ReadFile(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ents, err := os.ReadDir(r.dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	for _, name := range r.pick(names, n) {
+		if _, err := os.ReadFile(filepath.Join(r.dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run sweeps every period until ctx ends or cycles are done (0: no
+// bound), after a first sweep at once as the kubelet does.
+func (r *reader) run(ctx context.Context, t *testing.T, period time.Duration, cycles int) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for n := 0; cycles == 0 || n < cycles; n++ {
+		if n > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		if err := r.sweep(n); err != nil {
+			t.Errorf("reader: %v", err)
+			return
+		}
+	}
+}
+
+func (r *reader) startTimes() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.starts)
+}
+
+// manifestDir is a folder of n files and what a relist skips: a dot file,
+// a folder, a FIFO and a symlink to one of the files.
+func manifestDir(t *testing.T, n int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "manifests")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("pod-%02d.yaml", i)), "kind: Pod\n")
+	}
+	writeFile(t, filepath.Join(dir, ".hidden.yaml"), "kind: Pod\n")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("pod-00.yaml", filepath.Join(dir, "zz-link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startDetector runs a detector on dir until the test ends; with wantUp,
+// it returns once the watch is up.
+func startDetector(t *testing.T, dir string, wantUp bool) *collector {
+	t.Helper()
+	d, err := New(Options{Enabled: true, Path: dir}, nil, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := make(chan struct{})
+	var once sync.Once
+	d.newWatch = func(path string, clk clock.PassiveClock) (watcher, error) {
+		w, err := newPlatformWatch(path, clk)
+		if err == nil {
+			once.Do(func() { close(up) })
+		}
+		return w, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan types.RelistObservation)
+	c, collected := collect(ctx, out)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, out) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		collected()
+	})
+	if wantUp {
+		select {
+		case <-up:
+		case <-time.After(waitKnown):
+			t.Fatalf("the watch of %s is not up", dir)
+		}
+	}
+	return c
+}
+
+// startReader runs r every period until the test ends.
+func startReader(t *testing.T, r *reader, period time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.run(ctx, t, period, 0)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+func knownAfter(n int) func([]types.RelistObservation) bool {
+	return func(obs []types.RelistObservation) bool {
+		on := 0
+		for _, o := range obs {
+			if o.Relist != nil && o.Relist.OnPhase {
+				on++
+			}
+		}
+		return last(obs).State == types.RelistKnown && on >= n
+	}
+}
+
+// nearest is the start in starts nearest to at, and how far it is.
+func nearest(starts []time.Time, at time.Time) (time.Time, time.Duration) {
+	var best time.Time
+	for _, s := range starts {
+		if best.IsZero() || abs(at.Sub(s)) < abs(at.Sub(best)) {
+			best = s
+		}
+	}
+	return best, abs(at.Sub(best))
+}
+
+func TestDetectorKnowsAKubeletLikeReader(t *testing.T) {
+	dir := manifestDir(t, 5)
+	c := startDetector(t, dir, true)
+	r := &reader{dir: dir}
+	startReader(t, r, testPeriod)
+
+	obs := c.wait(t, waitKnown, "known phase with three relists on it", knownAfter(3))
+	p := last(obs)
+	if abs(p.Period-testPeriod) > 50*time.Millisecond {
+		t.Errorf("period %v, want %v ± 50ms", p.Period, testPeriod)
+	}
+	starts := r.startTimes()
+	var late, seen []time.Duration
+	for _, rl := range relists(obs) {
+		s, off := nearest(starts, rl.At)
+		if off > DefaultTolerance || rl.At.Before(s) {
+			t.Errorf("relist at %v: the reader's nearest sweep began %v before", rl.At.Format("15:04:05.000"), rl.At.Sub(s))
+		}
+		if rl.Files != 5 {
+			t.Errorf("relist of %d files, want 5 (the dot file, folder, FIFO and symlink are no part of it)", rl.Files)
+		}
+		late = append(late, rl.At.Sub(s))
+		seen = append(seen, rl.Seen.Sub(s))
+	}
+	slices.Sort(late)
+	slices.Sort(seen)
+	t.Logf("%d relists; At after the reader's start: median %v, max %v; observed after it: median %v, max %v",
+		len(late), late[len(late)/2], late[len(late)-1], seen[len(seen)/2], seen[len(seen)-1])
+	if !p.Next.Equal(p.Last.Add(p.Period)) {
+		t.Errorf("Next %v is not Last %v + Period %v", p.Next, p.Last, p.Period)
+	}
+}
+
+// podwatchLike reads the folder and one file per cycle (the one that
+// changed, as podwatch's source would), never all of them.
+func podwatchLike(names []string, n int) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return names[n%len(names) : n%len(names)+1]
+}
+
+// allButLast reads every file but the last one: a near miss.
+func allButLast(names []string, _ int) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return names[:len(names)-1]
+}
+
+// A reader that skips files is no relist, however often it reads. A full
+// read at the end (a sentinel) is recognised; what came before it in the
+// queue was handled before it, so nothing else was.
+func TestDetectorPartialReadersNeverQualify(t *testing.T) {
+	for name, pick := range map[string]func([]string, int) []string{"one file each cycle": podwatchLike, "all but the last": allButLast} {
+		t.Run(name, func(t *testing.T) {
+			dir := manifestDir(t, 4)
+			c := startDetector(t, dir, true)
+			// A first folder open seen tells the watch is up.
+			full := &reader{dir: dir}
+			if err := full.sweep(0); err != nil {
+				t.Fatal(err)
+			}
+			c.wait(t, waitKnown, "the first full read", func(obs []types.RelistObservation) bool { return len(relists(obs)) == 1 })
+			partial := &reader{dir: dir, pick: pick}
+			partial.run(context.Background(), t, 100*time.Millisecond, 12)
+			if err := full.sweep(1); err != nil {
+				t.Fatal(err)
+			}
+			obs := c.wait(t, waitKnown, "the sentinel full read", func(obs []types.RelistObservation) bool { return len(relists(obs)) >= 2 })
+			got := relists(obs)
+			fullStarts := full.startTimes()
+			if len(got) != 2 {
+				t.Fatalf("%d relists, want the two full reads:\n%s", len(got), dump(obs))
+			}
+			for i, rl := range got {
+				if _, off := nearest(fullStarts[i:i+1], rl.At); off > DefaultTolerance {
+					t.Errorf("relist %d at %v is not the full read at %v", i, rl.At, fullStarts[i])
+				}
+			}
+			if last(obs).State == types.RelistKnown {
+				t.Errorf("phase known from partial reads")
+			}
+		})
+	}
+}
+
+// The kubelet and podwatch on one folder: podwatch's reads (its folder
+// opens, a changed file read now and then) neither break the kubelet's
+// relists nor count as any.
+func TestDetectorKubeletAndPodwatchTogether(t *testing.T) {
+	dir := manifestDir(t, 6)
+	c := startDetector(t, dir, true)
+	k := &reader{dir: dir}
+	pw := &reader{dir: dir, pick: podwatchLike}
+	startReader(t, k, testPeriod)
+	startReader(t, pw, 170*time.Millisecond)
+
+	obs := c.wait(t, waitKnown, "known phase with five relists on it", knownAfter(5))
+	if p := last(obs); abs(p.Period-testPeriod) > 50*time.Millisecond {
+		t.Errorf("period %v, want %v", p.Period, testPeriod)
+	}
+	starts := k.startTimes()
+	for _, rl := range relists(obs) {
+		if _, off := nearest(starts, rl.At); off > DefaultTolerance {
+			t.Errorf("relist at %v is %v from the kubelet-like reader's nearest; podwatch's reads were taken for one", rl.At.Format("15:04:05.000"), off)
+		}
+	}
+}
+
+// A folder replaced (deleted and made again) is watched again; relists
+// of the new one are recognised.
+func TestDetectorFolderReplaced(t *testing.T) {
+	dir := manifestDir(t, 3)
+	c := startDetector(t, dir, true)
+	r := &reader{dir: dir}
+	if err := r.sweep(0); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, waitKnown, "a relist of the first folder", func(obs []types.RelistObservation) bool { return len(relists(obs)) == 1 })
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.yaml", "b.yaml"} {
+		writeFile(t, filepath.Join(dir, n), "kind: Pod\n")
+	}
+	// The new folder is watched at once, or within the retry of a missing
+	// one; a full read before that goes unseen, so read on until one is
+	// recognised.
+	startReader(t, r, testPeriod)
+	c.wait(t, waitKnown, "a relist of the new folder", func(obs []types.RelistObservation) bool {
+		got := relists(obs)
+		return len(got) >= 2 && got[len(got)-1].Files == 2
+	})
+}
+
+// A folder with no regular file cannot show a relist: the phase is
+// Unknown and says why, and a kubelet-like reader going on reading it
+// raises no loss.
+func TestDetectorEmptyFolder(t *testing.T) {
+	dir := manifestDir(t, 0)
+	c := startDetector(t, dir, true)
+	obs := c.wait(t, waitKnown, "an unknown phase saying why", func(obs []types.RelistObservation) bool {
+		return last(obs).Why == whyEmpty
+	})
+	if last(obs).State != types.RelistUnknown {
+		t.Errorf("phase %v", last(obs).State)
+	}
+	// Files appear: relists are recognised again.
+	writeFile(t, filepath.Join(dir, "a.yaml"), "kind: Pod\n")
+	r := &reader{dir: dir}
+	startReader(t, r, testPeriod)
+	obs = c.wait(t, waitKnown, "known phase", knownAfter(1))
+	for _, o := range obs {
+		if o.Phase.State == types.RelistLost {
+			t.Errorf("lost: %s", o.Phase.Why)
+		}
+	}
+}
+
+func TestDetectorSingleFilePath(t *testing.T) {
+	dir := manifestDir(t, 1)
+	c := startDetector(t, filepath.Join(dir, "pod-00.yaml"), false)
+	obs := c.wait(t, waitKnown, "an unknown phase saying why", func(obs []types.RelistObservation) bool { return last(obs).Why != "" && last(obs).Why != whyNone })
+	if p := last(obs); p.State != types.RelistUnknown || !strings.Contains(p.Why, "not a directory") {
+		t.Errorf("phase %v: %s", p.State, p.Why)
+	}
+}
+
+// BenchmarkDetectorRelist is the detector's cost per relist of a folder
+// of 100 files: the folder listed again, a candidate matched against 100
+// opens, the tracker. The reader's own cost is in it too and is measured
+// alone by BenchmarkReaderAlone.
+func BenchmarkDetectorRelist(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("pod-%03d.yaml", i)), []byte("kind: Pod\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w, err := newPlatformWatch(dir, clock.RealClock{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	d, err := New(Options{Enabled: true, Path: dir}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.tracker, d.w = NewTracker(0), w
+	out := make(chan types.RelistObservation, 64)
+	r := &reader{dir: dir}
+	ctx := context.Background()
+	seen := 0
+	for b.Loop() {
+		if err := r.sweep(0); err != nil {
+			b.Fatal(err)
+		}
+		for got := false; !got; {
+			d.handle(ctx, out, <-w.Events())
+			for drained := false; !drained; {
+				select {
+				case o := <-out:
+					if o.Relist != nil {
+						got = true
+						seen++
+					}
+				default:
+					drained = true
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		b.Fatal("no relist recognised")
+	}
+}
+
+func BenchmarkReaderAlone(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("pod-%03d.yaml", i)), []byte("kind: Pod\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := &reader{dir: dir}
+	for b.Loop() {
+		if err := r.sweep(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

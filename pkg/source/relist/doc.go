@@ -1,0 +1,40 @@
+// Package relist recognises the kubelet's periodic relist of the manifest
+// folder by the opens it makes, and tracks its phase, so that podwatch can
+// say when the kubelet will next act on a change that only a relist acts
+// on (a manifest that turned invalid is dropped only then).
+//
+// Every fileCheckFrequency the kubelet's file source globs the folder
+// (which opens it), sorts the names, and opens and reads every regular
+// file whose name does not start with ".", one after the other. Watch
+// events are handled by the same goroutine in between, one file each.
+// podwatch's own file source lists the folder too, but reads only the
+// files whose stat changed. So a relist has a signature no partial reader
+// has: the folder opened, then every regular non-dot file in it opened in
+// byte order, each open within Options.Window of the one before.
+//
+// The Detector watches the folder with an inotify instance of its own for
+// IN_OPEN (the folder's and its files'). Inotify says nothing of who opened
+// a file and merges a repeated event not yet read, so opens are never
+// counted to subtract podwatch's own: the signature is matched as a
+// subsequence of the opens that follow a folder open, which another
+// reader's opens in between cannot break. On a folder open the Detector
+// lists the folder through a descriptor it holds open, which shows as no
+// open of its own.
+//
+// The Tracker, pure, turns the times of recognised relists into a phase:
+// Known once relists repeat at one period, within Options.Tolerance, for
+// three cycles; Unknown before, when two periodic readers compete (a
+// backup tool, a second podwatch starting), while the folder cannot be
+// observed (no watch, no regular file in it) and after events were lost
+// (IN_Q_OVERFLOW) until a relist falls on the phase again. A Known phase
+// that stops for three periods is reported Lost once, then Unknown; one
+// whose relists go on at another phase (the kubelet restarted) becomes
+// Unknown without being Lost.
+//
+// Limits: a symlinked manifest is opened under its target's name, in its
+// target's folder, so symlinks are left out of the signature, and a folder
+// of symlinks alone cannot be observed; a single-file --path opens no
+// folder and is not supported; two readers at one period, half a period
+// apart, look like one at half the period. Off Linux there is no IN_OPEN
+// and the phase stays Unknown.
+package relist

@@ -1,0 +1,75 @@
+package relist
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Defaults. The kubelet reads a folder of a few manifests in well under a
+// millisecond per file and lists on a ticker, so both bounds are loose
+// for it and tight for anything that merely looks alike.
+const (
+	// DefaultWindow is the longest gap between two opens of one relist:
+	// the folder's and the first file's, or two files' in a row.
+	DefaultWindow = 100 * time.Millisecond
+	// DefaultTolerance is how far a relist may lie from its phase's grid.
+	DefaultTolerance = 100 * time.Millisecond
+)
+
+// Options configure a Detector. The zero value is off; DefaultOptions
+// turns it on. Zero durations take the defaults.
+type Options struct {
+	// Enabled runs the detector. Default true (DefaultOptions).
+	Enabled bool
+	// Path is the manifest folder, as the file source's --path; the agent
+	// sets it. A single-file path has no relist to recognise.
+	Path string
+	// Window is the longest gap between two opens of one relist. Default
+	// DefaultWindow.
+	Window time.Duration
+	// Tolerance is how far a relist may lie from the grid of its period
+	// and still count as on it. Default DefaultTolerance.
+	Tolerance time.Duration
+}
+
+// DefaultOptions are on, with the default window and tolerance.
+func DefaultOptions() Options {
+	return Options{Enabled: true, Window: DefaultWindow, Tolerance: DefaultTolerance}
+}
+
+// AddFlags registers --kubelet-relist-detection, --kubelet-relist-window
+// and --kubelet-relist-tolerance, with the current values as defaults.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.setDefaults()
+	fs.BoolVar(&o.Enabled, "kubelet-relist-detection", o.Enabled,
+		"Recognise the kubelet's periodic relist of --path by the opens it makes (a separate inotify instance), to learn when the kubelet next acts on a change.")
+	fs.DurationVar(&o.Window, "kubelet-relist-window", o.Window,
+		"Longest gap between two opens of one kubelet relist (the folder, then every manifest file in name order); 0 means the default.")
+	fs.DurationVar(&o.Tolerance, "kubelet-relist-tolerance", o.Tolerance,
+		"How far a relist may lie from its period's grid and still count as on it; 0 means the default.")
+}
+
+// Validate reports the options New would reject, but for Path, which the
+// agent takes from the file source.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Window < 0 {
+		errs = append(errs, fmt.Errorf("--kubelet-relist-window must not be negative (0 means the default, %v), got %v", DefaultWindow, o.Window))
+	}
+	if o.Tolerance < 0 {
+		errs = append(errs, fmt.Errorf("--kubelet-relist-tolerance must not be negative (0 means the default, %v), got %v", DefaultTolerance, o.Tolerance))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Tolerance == 0 {
+		o.Tolerance = DefaultTolerance
+	}
+}

@@ -1,0 +1,383 @@
+package relist
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+const (
+	// cycles is how many periods in a row full reads must repeat at before
+	// their phase is Known: four reads, three intervals.
+	cycles = 3
+	// stopCycles is how many periods without a read stop a train.
+	stopCycles = 3
+	// maxHistory bounds the reads a new one is paired with, and maxTrains
+	// the trains followed at once: a folder read by a tool every second
+	// must not make each read cost more.
+	maxHistory = 32
+	maxTrains  = 64
+	// maxPeriod is the longest period looked for; the kubelet's default
+	// is 20s.
+	maxPeriod = 10 * time.Minute
+)
+
+// train is a sequence of full reads on one grid: last + k × period.
+type train struct {
+	first, last time.Time
+	periods     int // periods from first to last, missed reads included
+	hits        int // reads on the grid, first and last included
+	// run counts the intervals of one period in a row that end at last:
+	// a train qualifies once it reaches cycles, and then stays qualified
+	// across missed reads while it runs. Reads that each skip grid points
+	// never qualify it, so a train at a fraction of the real period
+	// cannot take the real one's reads.
+	run       int
+	qualified bool
+	period    time.Duration
+	// prev and prevPeriods are the read before last and periods then, so
+	// that a read nearer than last to last's grid point can take its
+	// place: another reader's full read just before the kubelet's must not
+	// move the grid off the kubelet's.
+	prev        time.Time
+	prevPeriods int
+	// since is when the train's stop is counted from: its last read, or
+	// when the folder became observable again after it.
+	since time.Time
+}
+
+// offset is how far at lies from the train's grid point nearest to it,
+// and how many periods after last that point is.
+func (tr *train) offset(at time.Time) (k int, off time.Duration) {
+	d := at.Sub(tr.last)
+	k = int(math.Round(float64(d) / float64(tr.period)))
+	return k, d - time.Duration(k)*tr.period
+}
+
+func (tr *train) fits(at time.Time, tol time.Duration) (int, bool) {
+	k, off := tr.offset(at)
+	return k, k >= 1 && abs(off) <= tol
+}
+
+func (tr *train) add(at time.Time, k int) {
+	tr.prev, tr.prevPeriods = tr.last, tr.periods
+	tr.last, tr.since = at, at
+	tr.periods += k
+	tr.hits++
+	tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
+	if k == 1 {
+		tr.run++
+	} else {
+		tr.run = 0
+	}
+	if tr.run >= cycles {
+		tr.qualified = true
+	}
+}
+
+// replaces says at is nearer than last to the grid point last took, as
+// predicted from the read before it.
+func (tr *train) replaces(at time.Time, tol time.Duration) bool {
+	if tr.hits < 3 {
+		return false
+	}
+	if k, _ := tr.offset(at); k != 0 {
+		return false
+	}
+	pred := tr.prev.Add(time.Duration(tr.periods-tr.prevPeriods) * tr.period)
+	return abs(at.Sub(pred)) <= tol && abs(at.Sub(pred)) < abs(tr.last.Sub(pred))
+}
+
+func (tr *train) replaceLast(at time.Time) {
+	tr.last, tr.since = at, at
+	tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
+}
+
+func (tr *train) stopAt(tol time.Duration) time.Time {
+	return tr.since.Add(stopCycles*tr.period + tol)
+}
+
+// Tracker follows the times of full reads of the folder and says whether
+// they repeat at one period, and when the next is due. It is pure: every
+// method takes the time it is called at, and it does no I/O. It is not
+// safe for concurrent use.
+//
+// Reads are grouped into trains: two reads a plausible period apart start
+// one, and a later read within the tolerance of one of its grid points
+// extends it. A train qualifies once cycles intervals in a row were one
+// period each; after that a missed read (a skipped grid point) keeps it.
+// A train without a read for stopCycles periods stops. The phase is Known
+// when exactly one train qualifies, once trains whose period is a multiple
+// of another's and whose reads lie on its grid are set aside.
+//
+// Two readers at one period and half a period apart look like one reader
+// at half the period; nothing in the times tells them apart.
+type Tracker struct {
+	tol       time.Duration
+	minPeriod time.Duration
+
+	history []time.Time
+	trains  []*train
+	known   *train // the train a Known phase follows
+	phase   types.RelistPhase
+	// why is what an Unknown phase says when nothing more pressing
+	// applies: none seen yet, or how the last Known phase ended.
+	why string
+
+	blind    bool   // the folder cannot be observed
+	blindWhy string // why
+	held     bool   // events were lost: Unknown until a read on a qualifying train
+}
+
+const whyNone = "no periodic full read of the folder seen yet"
+
+// NewTracker returns a Tracker with the given tolerance (0: the default):
+// how far a read may lie from its train's grid. Periods shorter than four
+// tolerances are not looked for, as every read would fit them.
+func NewTracker(tolerance time.Duration) *Tracker {
+	if tolerance <= 0 {
+		tolerance = DefaultTolerance
+	}
+	return &Tracker{tol: tolerance, minPeriod: 4 * tolerance, why: whyNone, phase: types.RelistPhase{Why: whyNone}}
+}
+
+// Phase is the current phase.
+func (t *Tracker) Phase() types.RelistPhase { return t.phase }
+
+// Sweep records a full read whose folder open was at at. It reports whether
+// the read falls on the Known phase (after it), and the phases the tracker
+// went through, in order, if it changed.
+func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase) {
+	if t.blind {
+		t.unblind(at)
+	}
+	extended := false
+	for _, tr := range t.trains {
+		k, ok := tr.fits(at, t.tol)
+		switch {
+		case ok:
+			tr.add(at, k)
+		case tr.replaces(at, t.tol):
+			tr.replaceLast(at)
+		default:
+			continue
+		}
+		if tr.qualified {
+			extended = true
+			t.held = false
+		}
+	}
+	// A read on a qualified train is that train's; pairing it with every
+	// earlier read would only start trains at multiples of its period.
+	if !extended {
+		t.pair(at)
+	}
+	t.history = append(t.history, at)
+	if n := len(t.history) - maxHistory; n > 0 {
+		t.history = slices.Delete(t.history, 0, n)
+	}
+	changes = t.evaluate(at)
+	onPhase = t.known != nil && t.known.last.Equal(at)
+	return onPhase, changes
+}
+
+// pair starts a train from at and each earlier read a plausible period
+// before it, unless one on that grid ends at at already.
+func (t *Tracker) pair(at time.Time) {
+	for i := len(t.history) - 1; i >= 0; i-- {
+		x := t.history[i]
+		d := at.Sub(x)
+		if d < t.minPeriod {
+			continue
+		}
+		if d > maxPeriod {
+			break
+		}
+		if slices.ContainsFunc(t.trains, func(tr *train) bool {
+			return tr.last.Equal(at) && abs(tr.period-d) <= t.tol
+		}) {
+			continue
+		}
+		t.trains = append(t.trains, &train{first: x, last: at, periods: 1, hits: 2, run: 1, period: d, since: at})
+	}
+	if n := len(t.trains) - maxTrains; n > 0 {
+		// Shed the trains with fewest reads, the oldest first among
+		// equals; the one followed stays.
+		slices.SortStableFunc(t.trains, func(a, b *train) int {
+			switch {
+			case a == t.known:
+				return -1
+			case b == t.known:
+				return 1
+			case a.hits != b.hits:
+				return b.hits - a.hits
+			}
+			return b.last.Compare(a.last)
+		})
+		t.trains = t.trains[:maxTrains]
+	}
+}
+
+// Check stops the trains that had no read for stopCycles periods; call it
+// at Deadline.
+func (t *Tracker) Check(now time.Time) []types.RelistPhase { return t.evaluate(now) }
+
+// Deadline is when Check must be called next: when the first train stops.
+// Zero when there is none, or while the folder cannot be observed.
+func (t *Tracker) Deadline() time.Time {
+	var d time.Time
+	if t.blind {
+		return d
+	}
+	for _, tr := range t.trains {
+		if s := tr.stopAt(t.tol); d.IsZero() || s.Before(d) {
+			d = s
+		}
+	}
+	return d
+}
+
+// Observable says whether the folder can be observed: it cannot while the
+// watch is down or it holds no regular file to recognise a read by. While
+// it cannot, the phase is Unknown and no train stops; once it can again,
+// each train's stop is counted afresh from now.
+func (t *Tracker) Observable(now time.Time, ok bool, why string) []types.RelistPhase {
+	switch {
+	case !ok:
+		t.blind, t.blindWhy = true, why
+	case t.blind:
+		t.unblind(now)
+	}
+	return t.evaluate(now)
+}
+
+func (t *Tracker) unblind(now time.Time) {
+	t.blind = false
+	for _, tr := range t.trains {
+		tr.since = now
+	}
+}
+
+// Overflow says events were lost: the phase is Unknown until a read falls
+// on a qualifying train again.
+func (t *Tracker) Overflow(now time.Time) []types.RelistPhase {
+	t.held = true
+	return t.evaluate(now)
+}
+
+// evaluate stops trains, picks the phase and returns the phases passed
+// through if it changed.
+func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
+	var lost *train
+	if !t.blind {
+		t.trains = slices.DeleteFunc(t.trains, func(tr *train) bool {
+			stopped := !now.Before(tr.stopAt(t.tol))
+			if stopped && tr == t.known {
+				lost = tr
+			}
+			return stopped
+		})
+	}
+	q := t.qualifying()
+
+	var changes []types.RelistPhase
+	if lost != nil && t.phase.State == types.RelistKnown {
+		if t.moved(lost) {
+			t.why = fmt.Sprintf("the full reads every %v moved to another phase (the kubelet restarted?)", round(lost.period))
+		} else {
+			l := types.RelistPhase{
+				State: types.RelistLost, Period: round(lost.period), Last: lost.last,
+				Why: fmt.Sprintf("no full read of the folder for %d periods of %v since %s",
+					stopCycles, round(lost.period), lost.last.Format(time.RFC3339Nano)),
+			}
+			changes = append(changes, l)
+			t.why = "the kubelet's relist was lost: " + l.Why
+		}
+	}
+	next := types.RelistPhase{Why: t.why}
+	t.known = nil
+	switch {
+	case t.blind:
+		next.Why = t.blindWhy
+	case t.held:
+		next.Why = "inotify events were lost (queue overflow); waiting for the next relist on the phase"
+	case len(q) == 1:
+		t.known, t.why = q[0], whyNone
+		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].last}
+		next.Next = next.Last.Add(next.Period)
+	case len(q) > 1:
+		next.Why = fmt.Sprintf("full reads of the folder repeat at %d phases (every %v and every %v): something besides the kubelet reads every file",
+			len(q), round(q[0].period), round(q[1].period))
+	}
+	if t.news(next) {
+		changes = append(changes, next)
+	}
+	t.phase = next
+	return changes
+}
+
+// news says whether next is worth telling after the current phase: a new
+// state or reason, or a period moved by more than the tolerance; a Known
+// phase's Last and Next move with every read and are not news.
+func (t *Tracker) news(next types.RelistPhase) bool {
+	cur := t.phase
+	if cur.State != next.State || cur.Why != next.Why {
+		return true
+	}
+	return next.State == types.RelistKnown && abs(cur.Period-next.Period) > t.tol
+}
+
+// moved says a train with the stopped one's period, and three reads,
+// runs: the reads go on at another phase, as after a restart.
+func (t *Tracker) moved(stopped *train) bool {
+	return slices.ContainsFunc(t.trains, func(tr *train) bool {
+		return tr.hits >= cycles && abs(tr.period-stopped.period) <= t.tol
+	})
+}
+
+// qualifying lists the qualified trains, shortest period first, leaving
+// out each one whose period is a multiple of a shorter (or equal) one's
+// and whose last read lies on that one's grid.
+func (t *Tracker) qualifying() []*train {
+	var q []*train
+	for _, tr := range t.trains {
+		if tr.qualified {
+			q = append(q, tr)
+		}
+	}
+	slices.SortStableFunc(q, func(a, b *train) int {
+		if c := cmp.Compare(a.period, b.period); c != 0 {
+			return c
+		}
+		return b.hits - a.hits
+	})
+	var out []*train
+	for _, b := range q {
+		harmonic := slices.ContainsFunc(out, func(a *train) bool {
+			m := (b.period + a.period/2) / a.period
+			if m < 1 || abs(b.period-m*a.period) > t.tol {
+				return false
+			}
+			_, off := a.offset(b.last)
+			return abs(off) <= t.tol
+		})
+		if !harmonic {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// round keeps a period to the millisecond: finer is noise.
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

@@ -1,0 +1,301 @@
+package relist
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+var base = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+
+// step is one input to the tracker, at ms milliseconds after base.
+type step struct {
+	ms   int
+	kind string // "sweep", "blind", "see", "overflow", "check"
+}
+
+func sweeps(ms ...int) []step {
+	out := make([]step, len(ms))
+	for i, m := range ms {
+		out[i] = step{ms: m, kind: "sweep"}
+	}
+	return out
+}
+
+// every is n sweeps period ms apart from start ms, each moved by the jitter
+// at its index (cycled), in ms.
+func every(start, period, n int, jitter ...int) []step {
+	ms := make([]int, n)
+	for i := range ms {
+		ms[i] = start + i*period
+		if len(jitter) > 0 {
+			ms[i] += jitter[i%len(jitter)]
+		}
+	}
+	return sweeps(ms...)
+}
+
+// merge orders steps by time, keeping the order of equal ones.
+func merge(parts ...[]step) []step {
+	var out []step
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].ms < out[j-1].ms; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// transition is a phase change as the scenarios write it: state@ms, with
+// the period for known.
+func transition(p types.RelistPhase, at time.Time) string {
+	ms := at.Sub(base).Milliseconds()
+	if p.State == types.RelistKnown {
+		return fmt.Sprintf("known(%v)@%d", p.Period, ms)
+	}
+	return fmt.Sprintf("%v@%d", p.State, ms)
+}
+
+// drive feeds the steps to a tracker as the detector does, calling Check
+// at every deadline that passes, and returns the transitions, the sweeps
+// that fell on the phase (ms) and the tracker.
+func drive(t *testing.T, tol time.Duration, steps []step, until int) ([]string, []int, *Tracker) {
+	t.Helper()
+	tr := NewTracker(tol)
+	var got []string
+	var on []int
+	record := func(at time.Time, changes []types.RelistPhase) {
+		for _, p := range changes {
+			got = append(got, transition(p, at))
+		}
+	}
+	catchUp := func(now time.Time) {
+		for i := 0; ; i++ {
+			d := tr.Deadline()
+			if d.IsZero() || d.After(now) {
+				return
+			}
+			if i > 1000 {
+				t.Fatalf("deadline %v does not move on after Check", d)
+			}
+			record(d, tr.Check(d))
+		}
+	}
+	for _, s := range steps {
+		at := base.Add(time.Duration(s.ms) * time.Millisecond)
+		catchUp(at)
+		switch s.kind {
+		case "sweep":
+			onPhase, changes := tr.Sweep(at)
+			record(at, changes)
+			if onPhase {
+				on = append(on, s.ms)
+			}
+		case "blind":
+			record(at, tr.Observable(at, false, "blind"))
+		case "see":
+			record(at, tr.Observable(at, true, ""))
+		case "overflow":
+			record(at, tr.Overflow(at))
+		default:
+			t.Fatalf("unknown step %q", s.kind)
+		}
+	}
+	catchUp(base.Add(time.Duration(until) * time.Millisecond))
+	return got, on, tr
+}
+
+func TestTrackerScenarios(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []step
+		until int // ms: deadlines up to here are checked
+		want  []string
+		// final is the state at the end; next the Next of a Known phase (ms).
+		final types.RelistState
+		next  int
+		// anyWant: the transitions on the way do not matter.
+		anyWant bool
+	}{
+		{
+			name:  "steady 2s: known at the fourth relist",
+			steps: every(0, 2000, 6),
+			until: 10_500, final: types.RelistKnown, next: 12_000,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name:  "three relists are not enough",
+			steps: every(0, 2000, 3),
+			until: 4_500, final: types.RelistUnknown,
+		},
+		{
+			name:  "steady 20s, the kubelet's default",
+			steps: every(1_234, 20_000, 5),
+			until: 81_300, final: types.RelistKnown, next: 101_234,
+			want: []string{"known(20s)@61234"},
+		},
+		{
+			name:  "jitter within the tolerance",
+			steps: every(0, 2000, 8, 0, 30, -20, 25, -15, 20),
+			until: 14_050, final: types.RelistKnown,
+			want: []string{"known(2.008s)@6025"},
+		},
+		{
+			name:  "jitter beyond the tolerance never qualifies one period",
+			steps: every(0, 2000, 12, 0, 250, -230, 170, -260, 210, -190),
+			until: 22_000, final: types.RelistUnknown,
+		},
+		{
+			name:  "a sweep missed keeps the phase",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 12000, 14000),
+			until: 14_500, final: types.RelistKnown, next: 16_000,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name:  "another reader's full read just before a relist does not move the grid",
+			steps: merge(every(0, 2000, 12), sweeps(13_900)),
+			until: 22_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name: "one-off full reads off the phase change nothing",
+			steps: merge(every(0, 2000, 10),
+				sweeps(7_300, 13_700, 13_900)),
+			until: 18_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name:  "a stray read 0.7s before the first relist makes no train at a fraction of the period",
+			steps: merge(sweeps(-700), every(0, 2000, 8)),
+			until: 14_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name:  "two competing periods: unknown; known again when the other stops",
+			steps: merge(every(0, 2000, 14), every(500, 3000, 5)),
+			until: 26_500, final: types.RelistKnown,
+			// The 3s reader's fourth read qualifies it at 9.5s; it stops
+			// three periods and the tolerance after its last, 12.5s.
+			want: []string{"known(2s)@6000", "unknown@9500", "known(2s)@21600"},
+		},
+		{
+			name:  "two readers at one period, another phase: unknown",
+			steps: merge(every(0, 2000, 8), every(700, 2000, 8)),
+			until: 14_800, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "unknown@6700"},
+		},
+		{
+			name:  "stopped for three periods: lost once, then unknown",
+			steps: every(0, 2000, 5),
+			until: 60_000, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100"},
+		},
+		{
+			name:  "recovery after lost",
+			steps: merge(every(0, 2000, 5), every(30_000, 2000, 4)),
+			until: 36_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@36000"},
+		},
+		{
+			name:  "a restart at another phase is no loss",
+			steps: merge(every(0, 2000, 5), every(9_300, 2000, 5)),
+			until: 17_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "unknown@14100", "known(2s)@15300"},
+		},
+		{
+			name: "blind: unknown, no loss however long, known again on the phase",
+			steps: merge(every(0, 2000, 5), []step{{9_000, "blind"}, {40_000, "see"}},
+				sweeps(40_000)),
+			until: 40_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "unknown@9000", "known(2s)@40000"},
+		},
+		{
+			name:  "seen again but no relist: lost three periods after",
+			steps: merge(every(0, 2000, 5), []step{{9_000, "blind"}, {40_000, "see"}}),
+			until: 50_000, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "unknown@9000", "known(2s)@40000", "lost@46100", "unknown@46100"},
+		},
+		{
+			name:  "overflow: unknown until the next relist on the phase",
+			steps: merge(every(0, 2000, 6), []step{{7_000, "overflow"}}),
+			until: 10_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "unknown@7000", "known(2s)@8000"},
+		},
+		{
+			name:  "periods shorter than four tolerances are not looked for",
+			steps: every(0, 300, 30),
+			until: 9_000, final: types.RelistUnknown, anyWant: true,
+		},
+		{
+			name:  "an hour at 20s: known once, never a multiple",
+			steps: every(0, 20_000, 180, 0, 3, -2, 5, -4),
+			until: 3_590_000, final: types.RelistKnown,
+			want: []string{"known(20.002s)@60005"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _, tr := drive(t, DefaultTolerance, c.steps, c.until)
+			if !c.anyWant && strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("transitions\n got %v\nwant %v", got, c.want)
+			}
+			p := tr.Phase()
+			if p.State != c.final {
+				t.Errorf("final state %v (%s), want %v", p.State, p.Why, c.final)
+			}
+			if c.next != 0 && !p.Next.Equal(base.Add(time.Duration(c.next)*time.Millisecond)) {
+				t.Errorf("Next %v, want %dms", p.Next.Sub(base), c.next)
+			}
+			if p.State != types.RelistKnown && p.Why == "" {
+				t.Errorf("a %v phase says no why", p.State)
+			}
+		})
+	}
+}
+
+func TestTrackerOnPhase(t *testing.T) {
+	steps := merge(every(0, 2000, 6), sweeps(7_300))
+	_, on, _ := drive(t, DefaultTolerance, steps, 10_500)
+	// The fourth relist is the one that makes the phase Known.
+	if want := []int{6000, 8000, 10000}; fmt.Sprint(on) != fmt.Sprint(want) {
+		t.Errorf("on the phase: %v, want %v", on, want)
+	}
+}
+
+func TestTrackerWhy(t *testing.T) {
+	_, _, tr := drive(t, DefaultTolerance, merge(every(0, 2000, 8), every(500, 3000, 5)), 12_000)
+	if p := tr.Phase(); !strings.Contains(p.Why, "every 2s and every 3s") {
+		t.Errorf("competing phases: why = %q", p.Why)
+	}
+	_, _, tr = drive(t, DefaultTolerance, every(0, 2000, 5), 20_000)
+	if p := tr.Phase(); !strings.Contains(p.Why, "lost") || !strings.Contains(p.Why, "3 periods of 2s") {
+		t.Errorf("after a loss: why = %q", p.Why)
+	}
+}
+
+// A tool reading the folder every second, for ever, costs a bounded
+// number of trains per read.
+func TestTrackerBounded(t *testing.T) {
+	tr := NewTracker(DefaultTolerance)
+	for i := range 5000 {
+		tr.Sweep(base.Add(time.Duration(i)*time.Second + time.Duration(i*i%997)*time.Millisecond))
+		if len(tr.trains) > maxTrains || len(tr.history) > maxHistory {
+			t.Fatalf("after %d reads: %d trains, %d in history", i+1, len(tr.trains), len(tr.history))
+		}
+	}
+}
+
+func BenchmarkTrackerSweep(b *testing.B) {
+	tr := NewTracker(DefaultTolerance)
+	at := base
+	for b.Loop() {
+		at = at.Add(20 * time.Second)
+		tr.Sweep(at)
+	}
+}

@@ -1,0 +1,86 @@
+package types
+
+import "time"
+
+// RelistState says what podwatch knows of when the kubelet next lists the
+// manifest folder in full. The zero value is RelistUnknown.
+type RelistState uint8
+
+// The states of a RelistPhase.
+const (
+	// RelistUnknown: no single periodic relist is seen (none yet, two
+	// competing ones, the folder cannot be observed, or events were lost).
+	RelistUnknown RelistState = iota
+	// RelistKnown: full reads of the folder repeat at one period; Next says
+	// when the next is due.
+	RelistKnown
+	// RelistLost: a Known phase stopped (no relist for three periods). It is
+	// observed once; a RelistUnknown phase follows at once.
+	RelistLost
+)
+
+func (s RelistState) String() string {
+	switch s {
+	case RelistKnown:
+		return "known"
+	case RelistLost:
+		return "lost"
+	default:
+		return "unknown"
+	}
+}
+
+// KubeletRelist is one full read of the manifest folder with the kubelet's
+// signature: the folder opened, then every regular non-dot file in it,
+// in byte order, with no long gap between.
+type KubeletRelist struct {
+	// At is when the folder was opened.
+	At time.Time
+	// Seen is when the last file's open was read: when podwatch recognised
+	// the relist.
+	Seen time.Time
+	// Files is how many files it read.
+	Files int
+	// OnPhase says the relist falls on the Known phase, so that it is the
+	// kubelet's as far as podwatch can tell; false for a one-off full read
+	// (podwatch's own first list, a backup) and whenever the phase is not
+	// Known.
+	OnPhase bool
+}
+
+// RelistPhase is when the kubelet relists, as far as podwatch can tell.
+type RelistPhase struct {
+	State RelistState
+	// Period is the time between two relists (Known, Lost).
+	Period time.Duration
+	// Last is the folder open of the last relist on the phase (Known, Lost).
+	Last time.Time
+	// Next is when the next relist is due, Last + Period (Known). A relist
+	// that goes unseen does not move it; NextAfter gives the one after a
+	// given time.
+	Next time.Time
+	// Why says, for logs, why the phase is not Known, or how it was lost.
+	Why string
+}
+
+// NextAfter is the first relist of a Known phase due after t; zero when
+// the phase is not Known.
+func (p RelistPhase) NextAfter(t time.Time) time.Time {
+	if p.State != RelistKnown || p.Period <= 0 {
+		return time.Time{}
+	}
+	if t.Before(p.Last) {
+		return p.Last
+	}
+	n := t.Sub(p.Last)/p.Period + 1
+	return p.Last.Add(n * p.Period)
+}
+
+// RelistObservation is what the relist detector sends: a change of phase,
+// or a recognised relist with the phase as it stands after it.
+type RelistObservation struct {
+	// Relist is the relist recognised; nil when only the phase changed.
+	Relist *KubeletRelist
+	// Phase is the phase as of this observation.
+	Phase RelistPhase
+}
