@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"k8s.io/utils/clock"
@@ -37,10 +38,17 @@ type inotifyWatch struct {
 	wdParent int32
 	base     string
 	clk      clock.PassiveClock
-	ch       chan batch
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
+	// The last list, and the folder's times when it was taken: a folder
+	// whose times did not change has the same entries, and podwatch's
+	// own relist of a large folder must not cost a second listing.
+	listed    []string
+	listedFor unix.Stat_t
+	trusted   bool
+	wallNow   func() time.Time // against the folder's times, which are wall-clock
+	ch        chan batch
+	stop      chan struct{}
+	done      chan struct{}
+	once      sync.Once
 }
 
 func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error) {
@@ -49,7 +57,7 @@ func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error
 		return nil, limitHint(os.NewSyscallError("inotify_init1", err))
 	}
 	w := &inotifyWatch{
-		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk,
+		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk, wallNow: time.Now,
 		ch: make(chan batch), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	defer func() {
@@ -116,8 +124,16 @@ func (w *inotifyWatch) Events() <-chan batch { return w.ch }
 
 // List reads the folder held open again: its regular files, dot names
 // left out, in byte order. Symlinks are left out too: what they point to
-// is opened under the target's name, in the target's folder.
+// is opened under the target's name, in the target's folder. The list is
+// shared; callers do not change it.
 func (w *inotifyWatch) List() ([]string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(w.dir.Fd()), &st); err != nil {
+		return nil, err
+	}
+	if w.trusted && st.Mtim == w.listedFor.Mtim && st.Ctim == w.listedFor.Ctim {
+		return w.listed, nil
+	}
 	if _, err := w.dir.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
@@ -132,6 +148,12 @@ func (w *inotifyWatch) List() ([]string, error) {
 		}
 	}
 	slices.Sort(names)
+	// Times are coarse: a change in the same tick as a listing before it
+	// leaves them as they were. Only a folder quiet for a second before
+	// it was listed is trusted to show every change in its times.
+	w.listed, w.listedFor = names, st
+	now := w.wallNow()
+	w.trusted = now.Sub(time.Unix(st.Mtim.Unix())) > time.Second && now.Sub(time.Unix(st.Ctim.Unix())) > time.Second
 	return names, nil
 }
 
