@@ -91,7 +91,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer p.close()
 	log.Info("podwatch starting", "path", opts.Source.Path, "node", opts.NodeName, "stateDir", opts.StateDir,
-		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay,
+		"fileCheckFrequency", opts.Source.FileCheckFrequency, "settleDelay", opts.Source.SettleDelay, "kubeletRelistDetection", opts.Relist.Enabled,
 		"publishedPods", len(p.loop.state.Pods), "restoredEvents", p.restored, "metricsAddr", addrString(addr))
 
 	if p.inMemory != nil {
@@ -133,8 +133,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	return runErr
 }
 
-// pipeline runs the source, the diff loop and event delivery until ctx ends
-// or one of them stops; whichever stops first stops the others.
+// pipeline runs the source, the relist detector, the diff loop and event
+// delivery until ctx ends or one of them stops; whichever of the source and
+// the loop stops first stops the others.
 func (a *Agent) pipeline(ctx context.Context, p *parts) error {
 	log := a.env.Log
 	g, gctx := errgroup.WithContext(ctx)
@@ -149,9 +150,21 @@ func (a *Agent) pipeline(ctx context.Context, p *parts) error {
 		}
 		return nil
 	})
+	var relists chan types.RelistObservation
+	if p.relist != nil {
+		relists = make(chan types.RelistObservation)
+		g.Go(func() error {
+			// Not seeing the kubelet's relist is no reason to stop: the
+			// phase is Unknown and podwatch times by its own relist.
+			if err := p.relist.Run(ctx, relists); err != nil {
+				log.Error("kubelet relist detection stopped", "err", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		defer cancel()
-		return p.loop.run(ctx, snaps)
+		return p.loop.run(ctx, snaps, relists)
 	})
 	if p.follower != nil {
 		g.Go(func() error { return p.follower.Run(ctx) })

@@ -19,6 +19,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/source/relist"
 	"github.com/podwatch/podwatch/pkg/store"
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -26,6 +27,7 @@ import (
 // parts are the agent's components, built and not yet running.
 type parts struct {
 	src      *file.Source
+	relist   *relist.Detector // nil when --kubelet-relist-detection is off
 	rec      *events.Recorder
 	loop     *loop
 	follower *follow.Follower // nil: changes are not followed
@@ -53,12 +55,20 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
+	var det *relist.Detector
+	if opts.Relist.Enabled {
+		relOpts := opts.Relist
+		relOpts.Path = src.Options().Path
+		if det, err = relist.New(relOpts, clk, log); err != nil {
+			return nil, err
+		}
+	}
 	out, err := events.NewStreamSink(a.env.Stdout, opts.Output, opts.Events.EffectiveTextRepeatInterval(), clk)
 	if err != nil {
 		return nil, err
 	}
 	st, storeErr := openStore(opts.StateDir, clk, log)
-	p := &parts{src: src, st: st, inMemory: storeErr}
+	p := &parts{src: src, relist: det, st: st, inMemory: storeErr}
 	sinks := []events.Registration{events.StreamTo("stdout", out)}
 	var restore []v1.Event
 	var state diff.State
@@ -97,6 +107,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 			SettleDelay:  opts.Source.SettleDelay,
 			RelistPeriod: opts.Source.FileCheckFrequency,
 		},
+		relistTolerance: opts.Relist.EffectiveTolerance(),
 	}
 	if p.st != nil {
 		alarm := &stateAlarm{ctx: context.WithoutCancel(ctx), rec: rec, log: log, metrics: m, node: opts.NodeName, dir: opts.StateDir}

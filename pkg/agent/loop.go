@@ -33,6 +33,13 @@ type loop struct {
 	state   diff.State // advanced in place; the persister gets it by Share
 	snap    *types.Snapshot
 
+	// relist is the kubelet's relist phase as last observed (Unknown
+	// while detection is off): what pkg/diff can time relist-bound changes
+	// by. lastRelist is the last relist recognised on the phase.
+	relist          types.RelistPhase
+	lastRelist      *types.KubeletRelist
+	relistTolerance time.Duration
+
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
 	// list, is done, and with it the chance of a replay (see step).
@@ -45,8 +52,9 @@ type loop struct {
 }
 
 // run diffs each snapshot against the published state and records the
-// changes, until ctx ends (nil) or the watched path is gone for good.
-func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot) error {
+// changes, and follows the kubelet's relist phase, until ctx ends (nil) or
+// the watched path is gone for good. relists may be nil.
+func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-chan types.RelistObservation) error {
 	defer stopTimer(&l.recheck)
 	defer stopTimer(&l.saveT)
 	listed := false
@@ -69,6 +77,8 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot) error {
 				listed = true
 				debug.FreeOSMemory()
 			}
+		case o := <-relists:
+			l.observeRelist(ctx, o)
 		case <-timerC(l.recheck):
 			l.recheck = nil
 			l.step(ctx)
@@ -138,6 +148,53 @@ func (l *loop) step(ctx context.Context) {
 	if !recheck.IsZero() {
 		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
 	}
+}
+
+// observeRelist takes what the relist detector saw: it logs each change
+// of phase, and raises a Node Warning when a known phase is lost.
+func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
+	l.metrics.ObserveRelist(o)
+	prev := l.relist
+	l.relist = o.Phase
+	if o.Relist != nil && o.Relist.OnPhase {
+		l.lastRelist = o.Relist
+	}
+	p := o.Phase
+	switch {
+	case p.State == types.RelistKnown && (prev.State != types.RelistKnown || abs(p.Period-prev.Period) > l.relistTolerance):
+		l.log.Info("kubelet relist phase known", "path", l.opts.Path, "period", p.Period, "next", p.Next)
+		if abs(p.Period-l.opts.RelistPeriod) > l.relistTolerance {
+			l.log.Info("the kubelet relists at another period than --file-check-frequency", "path", l.opts.Path,
+				"kubeletPeriod", p.Period, "fileCheckFrequency", l.opts.RelistPeriod)
+		}
+	case p.State == types.RelistLost:
+		l.log.Warn("kubelet relist lost: the kubelet may be down or reading another folder", "path", l.opts.Path,
+			"period", p.Period, "last", p.Last, "why", p.Why)
+		if err := l.rec.Record(ctx, relistLost(l.opts.NodeName, l.opts.Path, p)); err != nil {
+			l.log.Error("writing event failed", "reason", types.ReasonKubeletRelistLost, "err", err)
+		}
+	case p.State == types.RelistUnknown && prev.State != types.RelistUnknown:
+		l.log.Info("kubelet relist phase unknown", "path", l.opts.Path, "why", p.Why)
+	case p.State == types.RelistUnknown && p.Why != prev.Why:
+		l.log.Debug("kubelet relist phase unknown", "path", l.opts.Path, "why", p.Why)
+	}
+}
+
+// relistLost is the Node Warning that says, once per loss, that the
+// kubelet's relist seen until then stopped.
+func relistLost(node, path string, p types.RelistPhase) events.Occurrence {
+	return events.Occurrence{
+		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonKubeletRelistLost,
+		Message: fmt.Sprintf("the kubelet's relist of %s, every %v, was last seen at %s and has stopped: the kubelet may be down or reading another folder",
+			path, p.Period, p.Last.UTC().Format(time.RFC3339)),
+	}
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 func (l *loop) markDirty() {

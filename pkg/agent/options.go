@@ -18,6 +18,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/manifest"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/source/relist"
 )
 
 // FlagRuntimeEndpoint names the flag that --follow-pods stands in for.
@@ -33,6 +34,9 @@ const (
 type Options struct {
 	Metrics metrics.Options
 	Source  file.Options
+	// Relist is the detector of the kubelet's relist; its Path is the
+	// file source's.
+	Relist  relist.Options
 	Events  events.Options
 	Kube    kube.Options
 	Follow  follow.Options
@@ -77,6 +81,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Metrics:         metrics.DefaultOptions(),
+		Relist:          relist.DefaultOptions(),
 		NodeName:        DefaultNodeName(),
 		Output:          events.OutputText,
 		StateDir:        DefaultStateDir,
@@ -100,6 +105,7 @@ func DefaultNodeName() string {
 // AddFlags registers the agent's flags, its components' included.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Source.AddFlags(fs)
+	o.Relist.AddFlags(fs)
 	o.Events.AddFlags(fs)
 	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
@@ -174,6 +180,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--node-name: %w", err))
 	} else if n != o.NodeName {
 		errs = append(errs, fmt.Errorf("--node-name %q: not as the kubelet derives it (%q): call Complete", o.NodeName, n))
+	}
+	if err := o.Relist.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	ev := o.Events
 	ev.Host = o.NodeName

@@ -80,6 +80,7 @@ type Metrics struct {
 	pathErr       prometheus.Gauge
 	disabled      prometheus.Gauge
 	persisted     prometheus.Gauge
+	relist        relistMetrics
 
 	// clk tells /readyz how long until the watch's next retry.
 	clk clock.PassiveClock
@@ -140,6 +141,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 			Name: "podwatch_static_pods_disabled",
 			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
 		}),
+		relist: newRelistMetrics(),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "podwatch_build_info",
@@ -161,6 +163,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.relist.collectors()...)
 	return m
 }
 

@@ -344,6 +344,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.ObserveSnapshot(types.Snapshot{Relist: true})
 	m.ObserveChanges([]types.Change{{Op: types.OpAdd}})
 	m.SetStaticPodsDisabled(true)
+	m.ObserveRelist(types.RelistObservation{Relist: &types.KubeletRelist{}})
 }
 
 // A state not on disk is loud but not unready: the gauge drops to 0 and

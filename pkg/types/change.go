@@ -43,6 +43,9 @@ const (
 	// ReasonStatePersisted: the published state is saved again after
 	// saving it had kept failing.
 	ReasonStatePersisted = "StatePersisted"
+	// ReasonKubeletRelistLost: the kubelet's periodic relist of the folder,
+	// seen until then, stopped.
+	ReasonKubeletRelistLost = "KubeletRelistLost"
 )
 
 // Kinds of Object.

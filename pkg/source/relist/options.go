@@ -69,7 +69,15 @@ func (o *Options) setDefaults() {
 	if o.Window == 0 {
 		o.Window = DefaultWindow
 	}
+	o.Tolerance = o.EffectiveTolerance()
+}
+
+// EffectiveTolerance is the tolerance a Detector works with: 0 takes the
+// default. The agent compares the period seen with --file-check-frequency
+// within it.
+func (o Options) EffectiveTolerance() time.Duration {
 	if o.Tolerance == 0 {
-		o.Tolerance = DefaultTolerance
+		return DefaultTolerance
 	}
+	return o.Tolerance
 }

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// kubeletLikeRelists reads dir as the kubelet's file source does, every
+// period, until stop is closed.
+func kubeletLikeRelists(t *testing.T, dir string, period time.Duration, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			paths, err := filepath.Glob(filepath.Join(dir, "[^.]*"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+					if _, err := os.ReadFile(p); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return done
+}
+
+// waitLog polls the log, the only signal the agent gives of what the
+// loop saw, until it holds want.
+func waitLog(t *testing.T, logs *testutil.LockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log within 20s:\n%s", want, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The whole agent, a kubelet-like reader on its folder: the phase becomes
+// known at the reader's period, and when the reader stops, one
+// KubeletRelistLost Warning goes out.
+func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
+	o := relistOptions(t)
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(o.Source.Path, n+".yaml"), []byte(metricsPod(n)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, logs testutil.LockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: &stdout, Log: slog.New(slog.NewTextHandler(&logs, nil))}).Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitLog(t, &logs, "podwatch starting")
+	stop := make(chan struct{})
+	stopped := kubeletLikeRelists(t, o.Source.Path, 500*time.Millisecond, stop)
+	waitLog(t, &logs, "kubelet relist phase known")
+	close(stop)
+	<-stopped
+	waitLog(t, &logs, "kubelet relist lost")
+	waitLog(t, &logs, "kubelet relist phase unknown")
+	known := ""
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "kubelet relist phase known") {
+			known = line
+		}
+	}
+	_, rest, _ := strings.Cut(known, "period=")
+	period, err := time.ParseDuration(strings.Fields(rest + " ")[0])
+	if err != nil || period < 450*time.Millisecond || period > 550*time.Millisecond {
+		t.Errorf("known at another period than the reader's 500ms ± 50ms: %s", known)
+	}
+	evs := withReason(stdoutEvents(t, stdout.String()), types.ReasonKubeletRelistLost)
+	if len(evs) != 1 || !strings.Contains(evs[0].Message, "the kubelet may be down or reading another folder") {
+		t.Errorf("KubeletRelistLost events: %+v\nstdout:\n%s", evs, stdout.String())
+	}
+}

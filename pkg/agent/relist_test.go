@@ -1,0 +1,137 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// relistOptions are agent options on a fresh folder and state dir, JSON
+// on stdout, no metrics server.
+func relistOptions(t *testing.T) Options {
+	o := DefaultOptions()
+	o.NodeName = "node-1"
+	o.Source.Path = t.TempDir()
+	o.StateDir = t.TempDir()
+	o.Metrics.BindAddress = "0"
+	o.Output = "json"
+	return o
+}
+
+// stdoutEvents decodes the JSON Events printed so far.
+func stdoutEvents(t *testing.T, out string) []v1.Event {
+	t.Helper()
+	var evs []v1.Event
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var e v1.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("stdout line %q: %v", line, err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func withReason(evs []v1.Event, reason string) []v1.Event {
+	var out []v1.Event
+	for _, e := range evs {
+		if e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// The loop's part: each change of phase is logged, a loss is one Node
+// Warning, the metrics follow, and the phase is kept for the diff.
+func TestLoopObservesTheRelistPhase(t *testing.T) {
+	o := relistOptions(t)
+	o.Source.FileCheckFrequency = 20 * time.Second
+	var stdout, logs testutil.LockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	m := metrics.New("test", nil)
+	p, err := New(o, Env{Stdout: &stdout, Log: log}).build(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	if p.relist == nil {
+		t.Fatal("no relist detector with the default options")
+	}
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
+	r := &types.KubeletRelist{At: at, Seen: at.Add(time.Millisecond), Files: 2, OnPhase: true}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: r, Phase: known})
+	if p.loop.relist != known || p.loop.lastRelist != r {
+		t.Errorf("loop keeps %+v and %+v", p.loop.relist, p.loop.lastRelist)
+	}
+	// The same phase again, a later relist on it: not logged again.
+	known2 := known
+	known2.Last, known2.Next = at.Add(2*time.Second), at.Add(4*time.Second)
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: known2.Last, OnPhase: true}, Phase: known2})
+	lost := types.RelistPhase{State: types.RelistLost, Period: 2 * time.Second, Last: known2.Last, Why: "no full read"}
+	p.loop.observeRelist(ctx, types.RelistObservation{Phase: lost})
+	p.loop.observeRelist(ctx, types.RelistObservation{Phase: types.RelistPhase{Why: "the kubelet's relist was lost"}})
+
+	l := logs.String()
+	if n := strings.Count(l, "kubelet relist phase known"); n != 1 {
+		t.Errorf("known logged %d times, want once:\n%s", n, l)
+	}
+	for _, want := range []string{"period=2s", "the kubelet relists at another period than --file-check-frequency",
+		"kubelet relist lost", "kubelet relist phase unknown"} {
+		if !strings.Contains(l, want) {
+			t.Errorf("logs lack %q:\n%s", want, l)
+		}
+	}
+	evs := withReason(stdoutEvents(t, stdout.String()), types.ReasonKubeletRelistLost)
+	if len(evs) != 1 {
+		t.Fatalf("%d KubeletRelistLost events, want 1:\n%s", len(evs), stdout.String())
+	}
+	e := evs[0]
+	if e.Type != v1.EventTypeWarning || e.InvolvedObject.Kind != "Node" || e.InvolvedObject.Name != "node-1" {
+		t.Errorf("event %s %s/%s, want a Warning on node node-1", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name)
+	}
+	for _, want := range []string{o.Source.Path, "every 2s", "the kubelet may be down or reading another folder", "2026-11-30T09:30:02Z"} {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("message %q lacks %q", e.Message, want)
+		}
+	}
+	gathered, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs := map[string]*dto.MetricFamily{}
+	for _, mf := range gathered {
+		mfs[mf.GetName()] = mf
+	}
+	if got := testutil.MetricValue(mfs, "podwatch_kubelet_relist_lost_total"); got != 1 {
+		t.Errorf("lost_total %v, want 1", got)
+	}
+}
+
+func TestRelistDetectionOff(t *testing.T) {
+	o := relistOptions(t)
+	o.Relist.Enabled = false
+	p, err := New(o, Env{}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	if p.relist != nil {
+		t.Error("a relist detector with --kubelet-relist-detection=false")
+	}
+}
