@@ -21,6 +21,12 @@
 // lists the folder through a descriptor it holds open, which shows as no
 // open of its own.
 //
+// Not every full read is the kubelet's: podwatch's own first list reads
+// every file, and its later lists re-read every file written in the last
+// two seconds, so right after a burst of writes one of them reads the
+// whole folder too. Such reads are recognised, but fall off the phase
+// (KubeletRelist.OnPhase is false) and never make one.
+//
 // The Tracker, pure, turns the times of recognised relists into a phase:
 // Known once relists repeat at one period, within Options.Tolerance, for
 // three cycles; Unknown before, when two periodic readers compete (a
