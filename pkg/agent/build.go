@@ -59,6 +59,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	if opts.Relist.Enabled {
 		relOpts := opts.Relist
 		relOpts.Path = src.Options().Path
+		relOpts.OwnListPeriod = src.Options().FileCheckFrequency
 		if det, err = relist.New(relOpts, clk, log); err != nil {
 			return nil, err
 		}

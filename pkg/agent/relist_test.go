@@ -71,6 +71,9 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	if p.relist == nil {
 		t.Fatal("no relist detector with the default options")
 	}
+	if got := p.relist.Options(); got.Path != o.Source.Path || got.OwnListPeriod != 20*time.Second {
+		t.Errorf("detector on %q beside a source listing every %v, want %q and 20s", got.Path, got.OwnListPeriod, o.Source.Path)
+	}
 	ctx := context.Background()
 	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}

@@ -47,6 +47,9 @@ type watcher interface {
 	// List is the folder's regular non-dot files in byte order, read
 	// without opening the folder again.
 	List() ([]string, error)
+	// Aged reports whether one of the names was last written (or had its
+	// inode changed) before t.
+	Aged(names []string, t time.Time) bool
 	Close()
 }
 
@@ -67,8 +70,9 @@ type Detector struct {
 	clk     clock.WithTicker
 	log     *slog.Logger
 	backoff *backoff.Backoff
-	// Seam for tests; New sets the real one.
+	// Seams for tests; New sets the real ones.
 	newWatch func(path string, clk clock.PassiveClock) (watcher, error)
+	wallNow  func() time.Time // against file times, which are wall-clock
 
 	running atomic.Bool
 
@@ -107,6 +111,7 @@ func New(opts Options, clk clock.WithTicker, log *slog.Logger) (*Detector, error
 		log:      log.With("source", "relist"),
 		backoff:  backoff.New(clk, backoff.DefaultInitial, backoff.DefaultMax),
 		newWatch: newPlatformWatch,
+		wallNow:  time.Now,
 	}, nil
 }
 
@@ -265,6 +270,11 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			continue
 		}
 		if c, ok := d.fileOpened(name, b.at); ok {
+			if d.mayBeOwn(c) {
+				d.log.Debug("full read of files all written within podwatch's own re-read window: not taken for a relist",
+					"at", c.at, "files", len(c.want))
+				continue
+			}
 			onPhase, changes := d.tracker.Sweep(c.at)
 			r := &types.KubeletRelist{At: c.at, Seen: b.at, Files: len(c.want), OnPhase: onPhase}
 			d.log.Debug("full read of the folder seen", "at", c.at, "files", len(c.want), "onPhase", onPhase,
@@ -338,6 +348,15 @@ func (d *Detector) fileOpened(name string, at time.Time) (candidate, bool) {
 		d.cands = d.cands[:0]
 	}
 	return done, found
+}
+
+// mayBeOwn says every file c read was written so recently that a list of
+// podwatch's own file source re-reads it, as a relist would.
+func (d *Detector) mayBeOwn(c candidate) bool {
+	if d.opts.OwnListPeriod <= 0 {
+		return false
+	}
+	return !d.w.Aged(c.want, d.wallNow().Add(-OwnRereadWindow-d.opts.OwnListPeriod))
 }
 
 // emit sends the phases passed through, then the relist with the phase

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,11 +138,14 @@ func writeFile(t *testing.T, path, content string) {
 
 // startDetector runs a detector on dir until the test ends; with wantUp,
 // it returns once the watch is up.
-func startDetector(t *testing.T, dir string, wantUp bool) *collector {
+func startDetector(t *testing.T, dir string, wantUp bool, modify ...func(*Detector)) *collector {
 	t.Helper()
 	d, err := New(Options{Enabled: true, Path: dir}, nil, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range modify {
+		m(d)
 	}
 	up := make(chan struct{})
 	var once sync.Once
@@ -380,6 +384,41 @@ func TestDetectorSingleFilePath(t *testing.T) {
 	obs := c.wait(t, waitKnown, "an unknown phase saying why", func(obs []types.RelistObservation) bool { return last(obs).Why != "" && last(obs).Why != whyNone })
 	if p := last(obs); p.State != types.RelistUnknown || !strings.Contains(p.Why, "not a directory") {
 		t.Errorf("phase %v: %s", p.State, p.Why)
+	}
+}
+
+// Beside podwatch's own file source, a full read of files all written
+// within its re-read window may be its own list: it is not a relist. Once
+// a file is older, a full read is one again.
+func TestDetectorFullReadOfYoungFilesMayBeOwn(t *testing.T) {
+	dir := manifestDir(t, 3)
+	var ahead atomic.Int64 // how far the detector's wall clock runs ahead
+	asked := make(chan struct{}, 8)
+	c := startDetector(t, dir, true, func(d *Detector) {
+		d.opts.OwnListPeriod = testPeriod
+		d.wallNow = func() time.Time {
+			now := time.Now().Add(time.Duration(ahead.Load()))
+			asked <- struct{}{}
+			return now
+		}
+	})
+	r := &reader{dir: dir}
+	if err := r.sweep(0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked: // the first read was judged
+	case <-time.After(waitKnown):
+		t.Fatal("the first full read was not judged")
+	}
+	ahead.Store(int64(OwnRereadWindow + testPeriod + time.Second))
+	if err := r.sweep(1); err != nil {
+		t.Fatal(err)
+	}
+	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
+	got := relists(obs)
+	if starts := r.startTimes(); len(got) != 1 || got[0].At.Before(starts[1]) {
+		t.Errorf("relists %+v; want only the second read, begun at %v", got, starts[1])
 	}
 }
 

@@ -24,9 +24,10 @@ type fakeWatch struct {
 	once   sync.Once
 }
 
-func (f *fakeWatch) Events() <-chan batch    { return f.ch }
-func (f *fakeWatch) List() ([]string, error) { return f.names, nil }
-func (f *fakeWatch) Close()                  { f.once.Do(func() { close(f.closed) }) }
+func (f *fakeWatch) Events() <-chan batch          { return f.ch }
+func (f *fakeWatch) List() ([]string, error)       { return f.names, nil }
+func (f *fakeWatch) Aged([]string, time.Time) bool { return true }
+func (f *fakeWatch) Close()                        { f.once.Do(func() { close(f.closed) }) }
 
 // fakeRun is a detector on fake watches and a fake clock.
 type fakeRun struct {

@@ -23,9 +23,13 @@
 //
 // Not every full read is the kubelet's: podwatch's own first list reads
 // every file, and its later lists re-read every file written in the last
-// two seconds, so right after a burst of writes one of them reads the
-// whole folder too. Such reads are recognised, but fall off the phase
-// (KubeletRelist.OnPhase is false) and never make one.
+// two seconds, so right after a burst of writes its lists read the whole
+// folder too. With Options.OwnListPeriod set (the agent sets it), a full
+// read in which every file was written within that window and one period
+// of podwatch's own is not taken for a relist; with a sub-second period
+// such reads would otherwise make a phase of their own. Podwatch's first
+// list is recognised, but falls off the phase (KubeletRelist.OnPhase is
+// false).
 //
 // The Tracker, pure, turns the times of recognised relists into a phase:
 // Known once relists repeat at one period, within Options.Tolerance, for

@@ -33,7 +33,19 @@ type Options struct {
 	// Tolerance is how far a relist may lie from the grid of its period
 	// and still count as on it. Default DefaultTolerance.
 	Tolerance time.Duration
+	// OwnListPeriod is the period of podwatch's own file source on Path,
+	// when one runs beside the detector (the agent sets it; no flag). Its
+	// lists re-read every file written within OwnRereadWindow before, so
+	// a full read in which every file is younger than the two together
+	// may be its own, and is not taken for a relist. 0: no source of
+	// podwatch's reads the folder.
+	OwnListPeriod time.Duration
 }
+
+// OwnRereadWindow is how long after a file's last write podwatch's file
+// source re-reads it at every list, whether or not its stat changed: file
+// times are too coarse to trust sooner.
+const OwnRereadWindow = 2 * time.Second
 
 // DefaultOptions are on, with the default window and tolerance.
 func DefaultOptions() Options {

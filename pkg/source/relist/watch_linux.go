@@ -157,6 +157,20 @@ func (w *inotifyWatch) List() ([]string, error) {
 	return names, nil
 }
 
+func (w *inotifyWatch) Aged(names []string, t time.Time) bool {
+	fd := int(w.dir.Fd())
+	var st unix.Stat_t
+	for _, name := range names {
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		if time.Unix(st.Mtim.Unix()).Before(t) && time.Unix(st.Ctim.Unix()).Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *inotifyWatch) Close() {
 	w.once.Do(func() {
 		close(w.stop)

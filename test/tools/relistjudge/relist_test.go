@@ -99,9 +99,11 @@ type observer struct {
 	changed chan struct{}
 }
 
-func startDetector(t *testing.T, path string) *observer {
+// startDetector runs the detector on path; ownPeriod is the period of
+// podwatch's own file source beside it, 0 for none.
+func startDetector(t *testing.T, path string, ownPeriod time.Duration) *observer {
 	t.Helper()
-	d, err := relist.New(relist.Options{Enabled: true, Path: path}, nil, slog.New(slog.DiscardHandler))
+	d, err := relist.New(relist.Options{Enabled: true, Path: path, OwnListPeriod: ownPeriod}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +313,7 @@ func waitKubeletRelist(t *testing.T, k *kubelet.Kubelet, at time.Time) []time.Ti
 // tolerance of the kubelet's own log.
 func TestDetectorFindsTheKubeletsRelists(t *testing.T) {
 	k := startKubelet(t)
-	o := startDetector(t, k.Manifests)
+	o := startDetector(t, k.Manifests, 0)
 	obs := o.waitOnPhase(t, 5, 60*time.Second)
 	judge(t, k, obs, nil)
 }
@@ -325,7 +327,8 @@ func TestDetectorFindsTheKubeletsRelists(t *testing.T) {
 // is allowed off the phase, at one of podwatch's lists only.
 func TestPodwatchBesideTheKubeletAddsNoRelist(t *testing.T) {
 	k := startKubelet(t)
-	src, err := file.New(file.Options{Path: k.Manifests, NodeName: node, FileCheckFrequency: 700 * time.Millisecond}, nil, slog.New(slog.DiscardHandler))
+	const ownPeriod = 700 * time.Millisecond
+	src, err := file.New(file.Options{Path: k.Manifests, NodeName: node, FileCheckFrequency: ownPeriod}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +373,7 @@ func TestPodwatchBesideTheKubeletAddsNoRelist(t *testing.T) {
 	// Podwatch's first list reads every file, as a relist does; the
 	// detector starts after it.
 	<-first
-	o := startDetector(t, k.Manifests)
+	o := startDetector(t, k.Manifests, ownPeriod)
 	edits := make(chan struct{})
 	wg.Add(1)
 	go func() {
