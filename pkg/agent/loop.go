@@ -39,6 +39,13 @@ type loop struct {
 	relist          types.RelistPhase
 	lastRelist      *types.KubeletRelist
 	relistTolerance time.Duration
+	// kubeletRelist is the kubelet relist the diff is told of
+	// (Snapshot.KubeletRelist): the last one on a known phase, once
+	// relistLag has passed since it was seen (relistT); zero while the
+	// phase is not known, and podwatch's own relist stands in.
+	kubeletRelist time.Time
+	relistT       clock.Timer
+	pending       time.Time // a relist seen, waiting for relistT
 
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
@@ -51,12 +58,19 @@ type loop struct {
 	follower *follow.Follower
 }
 
+// relistLag is how long after podwatch sees the kubelet read the last
+// manifest of a relist it takes the relist in: the kubelet sends what it
+// read to its sync loop only after that read, and a REMOVE must never be
+// said before the kubelet acts on it.
+const relistLag = 200 * time.Millisecond
+
 // run diffs each snapshot against the published state and records the
 // changes, and follows the kubelet's relist phase, until ctx ends (nil) or
 // the watched path is gone for good. relists may be nil.
 func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-chan types.RelistObservation) error {
 	defer stopTimer(&l.recheck)
 	defer stopTimer(&l.saveT)
+	defer stopTimer(&l.relistT)
 	listed := false
 	for {
 		select {
@@ -79,6 +93,12 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 			}
 		case o := <-relists:
 			l.observeRelist(ctx, o)
+		case <-timerC(l.relistT):
+			l.relistT = nil
+			if l.relist.State == types.RelistKnown {
+				l.kubeletRelist = l.pending
+				l.step(ctx)
+			}
 		case <-timerC(l.recheck):
 			l.recheck = nil
 			l.step(ctx)
@@ -121,7 +141,11 @@ func (l *loop) step(ctx context.Context) {
 		return
 	}
 	now := l.clk.Now()
-	changes, recheck := diff.Advance(&l.state, *l.snap, now, l.opts)
+	snap := *l.snap
+	if l.relist.State == types.RelistKnown {
+		snap.KubeletRelist = l.kubeletRelist
+	}
+	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
 		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
@@ -158,6 +182,11 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	l.relist = o.Phase
 	if o.Relist != nil && o.Relist.OnPhase {
 		l.lastRelist = o.Relist
+		// The diff takes the relist in a moment later (relistLag).
+		l.pending = o.Relist.At
+		if l.relistT == nil {
+			l.relistT = l.clk.NewTimer(relistLag)
+		}
 	}
 	p := o.Phase
 	switch {

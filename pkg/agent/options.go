@@ -36,10 +36,10 @@ type Options struct {
 	Source  file.Options
 	// Relist is the detector of the kubelet's relist; its Path is the
 	// file source's.
-	Relist  relist.Options
-	Events  events.Options
-	Kube    kube.Options
-	Follow  follow.Options
+	Relist relist.Options
+	Events events.Options
+	Kube   kube.Options
+	Follow follow.Options
 	// RuntimeEndpoint is the container runtime's CRI socket, through
 	// which each change is followed to the pod the kubelet runs; empty:
 	// not followed. Access to it is root-equivalent, so it is never taken

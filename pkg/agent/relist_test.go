@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -136,5 +137,54 @@ func TestRelistDetectionOff(t *testing.T) {
 	defer p.close()
 	if p.relist != nil {
 		t.Error("a relist detector with --kubelet-relist-detection=false")
+	}
+}
+
+// The loop dates the diff's relist by the kubelet's once its phase is
+// known: an invalid manifest's pod is removed at the kubelet's relist, not
+// at podwatch's own, and the message says no estimate; while the phase is
+// unknown podwatch's own relist stands in and says so.
+func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
+	o := relistOptions(t)
+	var stdout testutil.LockedBuffer
+	p, err := New(o, Env{Stdout: &stdout, Log: slog.New(slog.DiscardHandler)}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	ctx := context.Background()
+	at := time.Now().Add(-time.Minute)
+	pod := &types.Pod{Key: "kube-system/web-node-1", Hash: "h1", Config: "c1", JSON: json.RawMessage(`{}`)}
+	good := &types.File{Name: "web.yaml", Path: o.Source.Path + "/web.yaml", Pod: pod, ChangedAt: at, Complete: true}
+	other := &types.File{Name: "x.yaml", Path: o.Source.Path + "/x.yaml", Pod: &types.Pod{Key: "kube-system/x-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}, ChangedAt: at, Complete: true}
+	bad := &types.File{Name: "web.yaml", Path: good.Path, Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: at.Add(10 * time.Second)}
+	snap := func(seq uint64, relist bool, files ...*types.File) {
+		s := types.Snapshot{Time: time.Now(), Seq: seq, Relist: relist, Path: o.Source.Path, Files: files, Watch: types.WatchStatus{Up: true}}
+		p.loop.snap = &s
+		p.loop.step(ctx)
+	}
+	removed := func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
+
+	snap(1, true, good, other)
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at.Add(time.Second), OnPhase: true}, Phase: known})
+	if p.loop.relistT == nil {
+		t.Fatal("a relist on a known phase set no timer")
+	}
+	p.loop.relistT.Stop()
+	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending // what the timer does
+	snap(2, false, bad, other)
+	// podwatch's own relist is no kubelet relist once the phase is known.
+	snap(3, true, bad, other)
+	if n := len(removed()); n != 0 {
+		t.Fatalf("%d REMOVEs before the kubelet's relist", n)
+	}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at.Add(20 * time.Second), OnPhase: true}, Phase: known})
+	p.loop.relistT.Stop()
+	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending
+	p.loop.step(ctx)
+	rm := removed()
+	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops it at its relist") {
+		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
 	}
 }
