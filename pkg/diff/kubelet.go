@@ -123,7 +123,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 
 // changed names the files snap changed since the snapshot v took in last,
 // in byte order: Changed when it follows on from it, otherwise the files
-// whose entry is not the same (entries of unchanged files are shared).
+// whose entry is not the same and was seen changing since.
 func (v *kubeletView) changed(snap types.Snapshot) []string {
 	if snap.Changed != nil && snap.Seq != 0 && snap.Seq == v.seq+1 {
 		if slices.IsSorted(snap.Changed) {
@@ -140,7 +140,9 @@ func (v *kubeletView) changed(snap types.Snapshot) []string {
 		case len(a) == 0 || b[0].Name < a[0].Name:
 			out, b = append(out, b[0].Name), b[1:]
 		default:
-			if a[0] != b[0] {
+			// A relist may give an unchanged file a new entry; its content
+			// (or kind, or read failure) is the same while ChangedAt is.
+			if a[0] != b[0] && !a[0].ChangedAt.Equal(b[0].ChangedAt) {
 				out = append(out, b[0].Name)
 			}
 			a, b = a[1:], b[1:]
