@@ -138,6 +138,22 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	}
 	w.Flush()
 	t.Logf("\n%s", tab.String())
+	// REMOVE timing: podwatch's line against the kubelet's SyncLoop REMOVE.
+	// One at a kubelet relist podwatch saw must never come before it. On a
+	// watch event both act at once, and the kubelet's sync loop may take a
+	// while to get to it.
+	byKind := map[string][]time.Duration{}
+	for _, r := range results {
+		for i, d := range r.removeDelays {
+			kind := r.estimated[i]
+			byKind[kind] = append(byKind[kind], d)
+			if kind == "relist" && d < 0 {
+				t.Errorf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, saying it came at the kubelet's relist", r.name, -d)
+			}
+		}
+	}
+	t.Logf("REMOVE after the kubelet's SyncLoop REMOVE: at a kubelet relist podwatch saw: %s; estimated: %s; on a watch event: %s",
+		spread(byKind["relist"]), spread(byKind["estimated"]), spread(byKind["watch"]))
 	// A marker must stay true: a scenario that podwatch now gets right in
 	// every run fails until its known-disagreement line goes. A racy one
 	// (runs: N) may agree in every run of one go and not the next, so it
@@ -169,8 +185,12 @@ type result struct {
 	name, family            string
 	kubelet, loop, podwatch string
 	followed                string // podwatch's follower's last word per pod
-	agree                   bool
-	disagreement            string // the scenario's known-disagreement reason
+	// removeDelays are podwatch's REMOVE lines less the kubelet's SyncLoop
+	// REMOVE lines, paired in order; estimated, whether each said so.
+	removeDelays []time.Duration
+	estimated    []string
+	agree        bool
+	disagreement string // the scenario's known-disagreement reason
 }
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
@@ -325,6 +345,13 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		loop[p] = decided(final, full(p))
 	}
 	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, said), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
+	for _, p := range sc.pods {
+		if !slices.Equal(loop[p], said[p]) {
+			continue // the REMOVEs do not pair up
+		}
+		d, est := pw.removeDelays(t, final, full(p))
+		r.removeDelays, r.estimated = append(r.removeDelays, d...), append(r.estimated, est...)
+	}
 	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
 	var tl strings.Builder
 	for _, e := range timeline {
@@ -460,6 +487,17 @@ func lastFollow(evs []v1.Event, fullName string) (reason, message string) {
 	return reason, message
 }
 
+// spread is n, median, min and max of ds, for the log.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("n=%d median %v, min %v, max %v", len(ds), r(ds[len(ds)/2]), r(ds[0]), r(ds[len(ds)-1]))
+}
+
 // oneUpdate bounds the time between the REMOVE and ADD lines that one
 // update of the kubelet's pod config gives when a pod changes UID: the sync
 // loop takes them one at a time, between its other work.
@@ -473,6 +511,13 @@ const oneUpdate = time.Second
 // and an ADD close together but from two updates (a relist right after a
 // delete) bring the same UID back.
 func decided(s kubelet.Snapshot, fullName string) []string {
+	ops, _ := decidedAt(s, fullName)
+	return ops
+}
+
+// decidedAt is decided with the times of the REMOVE lines it keeps as
+// REMOVEs, in order.
+func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []time.Time) {
 	var lines []kubelet.SyncLoop
 	for _, l := range s.Loops {
 		// An UPDATE line keeps the UID: no restart, nothing podwatch
@@ -481,7 +526,6 @@ func decided(s kubelet.Snapshot, fullName string) []string {
 			lines = append(lines, l)
 		}
 	}
-	var out []string
 	var lastAdd time.Time
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -497,10 +541,12 @@ func decided(s kubelet.Snapshot, fullName string) []string {
 		}
 		if l.Op == "ADD" {
 			lastAdd = l.At
+		} else {
+			removes = append(removes, l.At)
 		}
 		out = append(out, l.Op)
 	}
-	return out
+	return out, removes
 }
 
 // sameUIDBack reports whether the first sandbox the pod fullName got after
@@ -594,6 +640,9 @@ type podwatch struct {
 	mu      sync.Mutex
 	out     bytes.Buffer
 	changed chan struct{} // closed and replaced on every write
+	// printed holds when each line reached stdout, in order: what a user
+	// reading it sees, to the clock the kubelet's log is dated by.
+	printed []time.Time
 }
 
 func (p *podwatch) Write(b []byte) (int, error) {
@@ -601,7 +650,49 @@ func (p *podwatch) Write(b []byte) (int, error) {
 	defer p.mu.Unlock()
 	close(p.changed)
 	p.changed = make(chan struct{})
+	now := time.Now()
+	for range bytes.Count(b, []byte("\n")) {
+		p.printed = append(p.printed, now)
+	}
 	return p.out.Write(b)
+}
+
+// removeDelays pairs each REMOVE podwatch printed for the pod fullName
+// with the kubelet's SyncLoop REMOVE of it, in order, and returns how long
+// after the kubelet's line podwatch's came, and of what kind podwatch's
+// was: "relist" (at a kubelet relist podwatch saw), "estimated" (at its own
+// relist, standing in) or "watch" (on a watch event, at once).
+func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName string) (delays []time.Duration, estimated []string) {
+	t.Helper()
+	p.mu.Lock()
+	printed := slices.Clone(p.printed)
+	p.mu.Unlock()
+	_, lines := decidedAt(s, fullName)
+	evs := p.events(t)
+	counts := map[string]int32{}
+	n := 0
+	for i, ev := range evs {
+		o := ev.InvolvedObject
+		if ev.Reason != types.ReasonRemoved || o.Namespace+"/"+o.Name != fullName || i >= len(printed) {
+			continue
+		}
+		for range ev.Count - counts[ev.Name] {
+			if n < len(lines) {
+				delays = append(delays, printed[i].Sub(lines[n]))
+				kind := "watch"
+				switch {
+				case strings.Contains(ev.Message, "an estimate"):
+					kind = "estimated"
+				case strings.HasSuffix(ev.Message, "at its relist"):
+					kind = "relist"
+				}
+				estimated = append(estimated, kind)
+			}
+			n++
+		}
+		counts[ev.Name] = max(counts[ev.Name], ev.Count)
+	}
+	return delays, estimated
 }
 
 func startPodwatch(t *testing.T, path, node, criSocket string) *podwatch {
