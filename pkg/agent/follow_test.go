@@ -3,16 +3,13 @@ package agent
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-client/pkg/fake"
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/internal/testutil"
@@ -47,23 +44,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // With a CRI socket the agent follows an ADD to the pod the runtime runs
 // and reports StaticPodStarted on stdout, beside StaticPodAdded.
 func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
-	f := fake.NewFakeRemoteRuntime()
-	srv := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(srv, f)
-	sock := filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(lis)
-	}()
-	defer func() {
-		srv.Stop()
-		<-served
-	}()
+	f, endpoint := testutil.ServeFakeCRI(t)
 
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
@@ -74,7 +55,7 @@ func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
 	o.Source.Path = dir
 	o.StateDir = t.TempDir()
 	o.Metrics.BindAddress = "0"
-	o.RuntimeEndpoint = "unix://" + sock
+	o.RuntimeEndpoint = endpoint
 	o.Follow.PollInterval, o.Follow.IdlePollInterval = 20*time.Millisecond, time.Second
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)

@@ -3,39 +3,20 @@ package cri
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
+	"github.com/podwatch/podwatch/internal/testutil"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/fake"
 )
 
-// serveFake serves cri-client's fake runtime on a unix socket with a real
-// gRPC server until the test ends, and returns it and its endpoint.
+// serveFake serves cri-client's fake runtime for one test.
 func serveFake(t *testing.T) (*fake.RemoteRuntime, string) {
 	t.Helper()
-	f := fake.NewFakeRemoteRuntime()
-	srv := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(srv, f)
-	sock := filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		srv.Stop()
-		<-served
-	})
-	return f, "unix://" + sock
+	return testutil.ServeFakeCRI(t)
 }
 
 func newClient(t *testing.T, endpoint string) *Client {

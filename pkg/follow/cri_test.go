@@ -3,47 +3,29 @@ package follow
 import (
 	"context"
 	"fmt"
-	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// serveCRI serves cri-client's fake runtime on a unix socket with a real
-// gRPC server, and returns it and a pkg/cri client of it.
+// serveCRI serves cri-client's fake runtime and returns it and a pkg/cri
+// client of it.
 func serveCRI(tb testing.TB) (*fake.RemoteRuntime, *cri.Client) {
 	tb.Helper()
-	f := fake.NewFakeRemoteRuntime()
-	srv := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(srv, f)
-	sock := filepath.Join(tb.TempDir(), "cri.sock")
-	lis, err := net.Listen("unix", sock)
+	f, endpoint := testutil.ServeFakeCRI(tb)
+	c, err := cri.New(endpoint)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(lis)
-	}()
-	c, err := cri.New("unix://" + sock)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = c.Close()
-		srv.Stop()
-		<-served
-	})
+	tb.Cleanup(func() { _ = c.Close() })
 	return f, c
 }
 
