@@ -108,7 +108,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				t.Parallel()
 				k, pw := k, pw
 				if sc.ownKubelet {
-					k, pw = own(ctx, t, bin, filepath.Join(dir, sc.name), node)
+					k, pw = own(ctx, t, bin, filepath.Join(dir, sc.name), node, sc.trailingSlash)
 				}
 				r := run(ctx, t, sc, k, pw, node)
 				mu.Lock()
@@ -195,9 +195,9 @@ type result struct {
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
 // scenario that needs the folder to itself. Both stop with the test.
-func own(ctx context.Context, t *testing.T, bin, dir, node string) (*kubelet.Kubelet, *podwatch) {
+func own(ctx context.Context, t *testing.T, bin, dir, node string, trailingSlash bool) (*kubelet.Kubelet, *podwatch) {
 	t.Helper()
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: dir, NodeName: hostnameOverride})
+	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: dir, NodeName: hostnameOverride, TrailingSlash: trailingSlash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,11 @@ func own(ctx context.Context, t *testing.T, bin, dir, node string) (*kubelet.Kub
 			t.Errorf("own kubelet stop: %v", err)
 		}
 	})
-	return k, startPodwatch(t, k.Manifests, node, k.CRISocket)
+	path := k.Manifests
+	if trailingSlash {
+		path += "/"
+	}
+	return k, startPodwatch(t, path, node, k.CRISocket)
 }
 
 // run applies a scenario's steps and compares, pod by pod, the kubelet's

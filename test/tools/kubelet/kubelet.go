@@ -69,6 +69,9 @@ type Config struct {
 	// FileCheckFrequency is how often the kubelet lists the manifest
 	// folder in full. Default 2s.
 	FileCheckFrequency time.Duration
+	// TrailingSlash writes staticPodPath with a trailing slash, as many
+	// hand-written configs have it.
+	TrailingSlash bool
 }
 
 // Kubelet is a running kubelet.
@@ -199,7 +202,11 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		return nil, err
 	}
 	conf := filepath.Join(cfg.Dir, "config.yaml")
-	if err := os.WriteFile(conf, []byte(config(k.Manifests, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
+	staticPodPath := k.Manifests
+	if cfg.TrailingSlash {
+		staticPodPath += "/"
+	}
+	if err := os.WriteFile(conf, []byte(config(staticPodPath, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
 	if k.cmd, err = isolated(cfg.Dir, cfg.Binary, "--config="+conf, "--hostname-override="+cfg.NodeName, "--v=2", "--vmodule=file=3"); err != nil {

@@ -43,6 +43,8 @@ import (
 //	                            a run whose kubelet did anything else fails
 //	kubelet: own                run on a kubelet and folder of its own, for
 //	                            a scenario about what else is in the folder
+//	kubelet: own, trailing slash  the same, the folder's path given to both
+//	                            with a trailing slash
 //
 // All other scenarios share one kubelet and one folder, so each names its
 // own files and pods; a scenario run N times must have its name in every
@@ -57,7 +59,10 @@ type scenario struct {
 	runs         int      // how many times it runs; 1 unless racy
 	outcomes     []string // the kubelet outcomes a racy one may give
 	ownKubelet   bool
-	family       string // the scenario's name, shared by all its runs
+	// trailingSlash gives the own kubelet, and podwatch, the folder's
+	// path with a trailing slash.
+	trailingSlash bool
+	family        string // the scenario's name, shared by all its runs
 }
 
 type step struct {
@@ -231,8 +236,12 @@ func (sc *scenario) directive(key, val string) error {
 	case "outcome":
 		sc.outcomes = append(sc.outcomes, val)
 	case "kubelet":
-		if val != "own" {
-			return fmt.Errorf("kubelet: wants own, not %q", val)
+		switch val {
+		case "own":
+		case "own, trailing slash":
+			sc.trailingSlash = true
+		default:
+			return fmt.Errorf(`kubelet: wants "own" or "own, trailing slash", not %q`, val)
 		}
 		sc.ownKubelet = true
 	default:
