@@ -182,10 +182,20 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	l.relist = o.Phase
 	if o.Relist != nil && o.Relist.OnPhase {
 		l.lastRelist = o.Relist
-		// The diff takes the relist in a moment later (relistLag).
-		l.pending = o.Relist.At
+	}
+	// The diff takes the phase's last relist in a moment later
+	// (relistLag): also the one that made the phase known, which is not on
+	// it yet, so that podwatch's own relist never stands in once it is.
+	if last := o.Phase.Last; o.Phase.State == types.RelistKnown && last.After(l.pending) {
+		l.pending = last
 		if l.relistT == nil {
 			l.relistT = l.clk.NewTimer(relistLag)
+		}
+		if l.kubeletRelist.IsZero() {
+			// The phase just became known: its last relist is already
+			// behind the kubelet, and until one is taken in podwatch's own
+			// would stand in.
+			l.kubeletRelist = last
 		}
 	}
 	p := o.Phase

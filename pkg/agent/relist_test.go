@@ -167,9 +167,10 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 
 	snap(1, true, good, other)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
-	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at.Add(time.Second), OnPhase: true}, Phase: known})
-	if p.loop.relistT == nil {
-		t.Fatal("a relist on a known phase set no timer")
+	// The relist that makes the phase known is not on it yet; it counts.
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at}, Phase: known})
+	if p.loop.relistT == nil || !p.loop.pending.Equal(at) {
+		t.Fatalf("the phase known set no timer for its last relist (pending %v)", p.loop.pending)
 	}
 	p.loop.relistT.Stop()
 	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending // what the timer does
@@ -179,7 +180,9 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 	if n := len(removed()); n != 0 {
 		t.Fatalf("%d REMOVEs before the kubelet's relist", n)
 	}
-	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at.Add(20 * time.Second), OnPhase: true}, Phase: known})
+	later := known
+	later.Last, later.Next = at.Add(20*time.Second), at.Add(22*time.Second)
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: later.Last, OnPhase: true}, Phase: later})
 	p.loop.relistT.Stop()
 	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending
 	p.loop.step(ctx)
