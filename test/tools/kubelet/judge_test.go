@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -250,6 +251,15 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	for _, s := range sc.steps {
 		switch s.verb {
 		case "settle":
+		case "phase-known":
+			// podwatch says so in its log once its detector has seen the
+			// kubelet relist at one period for three cycles.
+			start := time.Now()
+			if err := pw.waitLog(ctx, "kubelet relist phase known"); err != nil {
+				t.Fatalf("line %d: podwatch never learnt the kubelet's relist phase: %v", s.line, err)
+			}
+			mark(time.Now(), fmt.Sprintf("podwatch knows the kubelet's relist phase (waited %v)", time.Since(start).Round(100*time.Millisecond)))
+			continue
 		case "relist":
 			start := time.Now()
 			snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { _, ok := s.RelistAfter(start); return ok })
@@ -647,6 +657,36 @@ type podwatch struct {
 	// printed holds when each line reached stdout, in order: what a user
 	// reading it sees, to the clock the kubelet's log is dated by.
 	printed []time.Time
+	// logs is podwatch's log (text), also a wake-up on every write.
+	logs bytes.Buffer
+}
+
+// logWriter is where podwatch's log goes: p.logs, waking its waiters.
+type logWriter struct{ p *podwatch }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	close(w.p.changed)
+	w.p.changed = make(chan struct{})
+	return w.p.logs.Write(b)
+}
+
+// waitLog returns once podwatch's log holds substr.
+func (p *podwatch) waitLog(ctx context.Context, substr string) error {
+	for {
+		p.mu.Lock()
+		ch, found := p.changed, strings.Contains(p.logs.String(), substr)
+		p.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (p *podwatch) Write(b []byte) (int, error) {
@@ -719,10 +759,22 @@ func startPodwatch(t *testing.T, path, node, criSocket string) *podwatch {
 		t.Fatal(err)
 	}
 	p := &podwatch{changed: make(chan struct{})}
+	// podwatch's log is kept for steps that wait on it; JUDGE_LOG=FILE
+	// copies it there.
+	var logOut io.Writer = logWriter{p}
+	if name := os.Getenv("JUDGE_LOG"); name != "" {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		logOut = io.MultiWriter(logOut, f)
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- agent.New(opts, agent.Env{Stdout: p, Log: slog.New(slog.DiscardHandler), Version: "kubelet-judge"}).Run(ctx)
+		done <- agent.New(opts, agent.Env{Stdout: p, Log: log, Version: "kubelet-judge"}).Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -28,6 +28,8 @@ import (
 //	settle                  wait until the kubelet and podwatch have acted
 //	relist                  wait until the kubelet has begun a full list of
 //	                        the folder since this step began
+//	phase-known             wait until podwatch has learnt the kubelet's
+//	                        relist phase (its log says so)
 //	hold DURATION           leave the folder as it is for DURATION: part of
 //	                        what the scenario does to the folder (a file
 //	                        invalid for that long), never a wait for a side
@@ -168,7 +170,7 @@ func parseScenario(file string) (scenario, error) {
 			}
 		}
 	}
-	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "sed": 2, "settle": 0, "relist": 0, "hold": 1}
+	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "sed": 2, "settle": 0, "relist": 0, "phase-known": 0, "hold": 1}
 	for i, l := range strings.Split(string(a.Comment), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
