@@ -279,8 +279,11 @@ func TestDetectorPartialReadersNeverQualify(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.wait(t, waitKnown, "the first full read", func(obs []types.RelistObservation) bool { return len(relists(obs)) == 1 })
+			// Partial reads 250 ms apart: at the window's 100 ms, opens of
+			// successive reads chain under load into what is, to the
+			// detector, one slow full read; that is no partial read.
 			partial := &reader{dir: dir, pick: pick}
-			partial.run(context.Background(), t, 100*time.Millisecond, 12)
+			partial.run(context.Background(), t, 250*time.Millisecond, 12)
 			if err := full.sweep(1); err != nil {
 				t.Fatal(err)
 			}
