@@ -526,3 +526,20 @@ func TestPodChangesCarryThePodAndWhen(t *testing.T) {
 		t.Fatalf("REMOVE carries a pod: %+v", rm.Pod)
 	}
 }
+
+// A new metadata.uid alone is a restart; the message names the field and
+// both values (a uid is not secret), where it once said "metadata changed".
+func TestUpdateNamesUIDChange(t *testing.T) {
+	uid := func(u string) func(*v1.Pod) { return func(p *v1.Pod) { p.UID = ktypes.UID(u) } }
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", uid("a")), t0)))
+	chs, st, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", uid("b")), t0)), t0, testOpts)
+	c := mustOne(t, chs, types.ReasonUpdated)
+	if want := "a.yaml: metadata.uid: a -> b; "; !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("message %q does not start with %q", c.Message, want)
+	}
+	chs, _, _ = Compute(st, snap(false, valid("a.yaml", pod("a", "img:1"), t0)), t0, testOpts)
+	c = mustOne(t, chs, types.ReasonUpdated)
+	if want := `a.yaml: metadata.uid: b -> ""; `; !strings.HasPrefix(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
+		t.Fatalf("message %q does not start with %q and say restart", c.Message, want)
+	}
+}

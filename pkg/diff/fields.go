@@ -41,9 +41,11 @@ func (c fieldChange) String() string {
 }
 
 // podFieldChanges lists what differs in the parts of a pod the kubelet
-// compares (spec, labels, annotations), list items named by their merge key.
+// compares (spec, labels, annotations), list items named by their merge key,
+// and metadata.uid, which decides whether the kubelet restarts the pod.
 func podFieldChanges(old, cur *v1.Pod) []fieldChange {
 	w := walker{}
+	w.value("metadata.uid", reflect.ValueOf(old.UID), reflect.ValueOf(cur.UID), "", false)
 	w.maps("metadata.labels", reflect.ValueOf(old.Labels), reflect.ValueOf(cur.Labels), false)
 	w.maps("metadata.annotations", reflect.ValueOf(old.Annotations), reflect.ValueOf(cur.Annotations), true)
 	w.value("spec", reflect.ValueOf(old.Spec), reflect.ValueOf(cur.Spec), "", false)
@@ -230,11 +232,12 @@ func leafString(v reflect.Value) string {
 		return x.String()
 	case metav1.Time:
 		return x.UTC().Format("2006-01-02T15:04:05Z")
-	case string:
-		if x == "" {
+	}
+	if v.Kind() == reflect.String { // also named types: UID, PullPolicy
+		if v.Len() == 0 {
 			return `""`
 		}
-		return x
+		return v.String()
 	}
 	return fmt.Sprint(v.Interface())
 }
