@@ -447,7 +447,7 @@ func TestSecretsNeverInUpdate(t *testing.T) {
 			t.Fatalf("message leaks %q: %s", secret, c.Message)
 		}
 	}
-	for _, field := range []string{"metadata.annotations[note]: changed", "spec.containers[a].command: changed", "spec.containers[a].env[PASSWORD].value: changed"} {
+	for _, field := range []string{"metadata.annotations[note]: changed", "spec.containers[a].command[1]: changed", "spec.containers[a].env[PASSWORD].value: changed"} {
 		if !strings.Contains(c.Message, field) {
 			t.Fatalf("message lacks %q: %s", field, c.Message)
 		}
@@ -541,5 +541,43 @@ func TestUpdateNamesUIDChange(t *testing.T) {
 	c = mustOne(t, chs, types.ReasonUpdated)
 	if want := `a.yaml: metadata.uid: b -> ""; `; !strings.HasPrefix(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
 		t.Fatalf("message %q does not start with %q and say restart", c.Message, want)
+	}
+}
+
+// A list without a merge key names the index that changed; one item
+// inserted is named once, not as a change of every later index. Secret
+// lists give the index only, others the value too.
+func TestUpdateNamesListIndex(t *testing.T) {
+	with := func(cmd []string, caps ...v1.Capability) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Spec.Containers[0].Command = cmd
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Capabilities: &v1.Capabilities{Add: caps}}
+		}
+	}
+	cases := []struct {
+		name      string
+		old, cur  func(*v1.Pod)
+		want, not string
+	}{
+		{"changed", with([]string{"srv", "--a", "--t0ken=x"}), with([]string{"srv", "--a", "--t0ken=y"}),
+			"spec.containers[a].command[2]: changed; the kubelet", "t0ken"},
+		{"inserted", with([]string{"srv", "--s3cret"}), with([]string{"srv", "--v=2", "--s3cret"}),
+			"spec.containers[a].command[1]: added; the kubelet", "s3cret"},
+		{"dropped", with([]string{"srv", "--v=2", "--s3cret"}), with([]string{"srv", "--s3cret"}),
+			"spec.containers[a].command[1]: removed; the kubelet", "v=2"},
+		{"not secret", with(nil, "NET_ADMIN"), with(nil, "NET_ADMIN", "SYS_TIME"),
+			"spec.containers[a].securityContext.capabilities.add[1]: added (SYS_TIME); the kubelet", ""},
+		{"not secret changed", with(nil, "NET_ADMIN"), with(nil, "SYS_TIME"),
+			"spec.containers[a].securityContext.capabilities.add[0]: NET_ADMIN -> SYS_TIME; the kubelet", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", tc.old), t0)))
+			chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", tc.cur), t0)), t0, testOpts)
+			c := mustOne(t, chs, types.ReasonUpdated)
+			if !strings.HasPrefix(c.Message, "a.yaml: "+tc.want) || (tc.not != "" && strings.Contains(c.Message, tc.not)) {
+				t.Fatalf("message %q, want it to start with %q and lack %q", c.Message, "a.yaml: "+tc.want, tc.not)
+			}
+		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // fieldChange is one leaf that differs between two pods.
 type fieldChange struct {
 	path     string
-	old, new string // empty with hidden, or for an added/removed item
+	old, new string // empty with hidden; for an added/removed item, a scalar list's value
 	kind     changeKind
 }
 
@@ -31,8 +31,14 @@ const (
 func (c fieldChange) String() string {
 	switch c.kind {
 	case added:
+		if c.new != "" {
+			return fmt.Sprintf("%s: added (%s)", c.path, c.new)
+		}
 		return c.path + ": added"
 	case removed:
+		if c.old != "" {
+			return fmt.Sprintf("%s: removed (%s)", c.path, c.old)
+		}
 		return c.path + ": removed"
 	case hidden:
 		return c.path + ": changed"
@@ -71,8 +77,11 @@ func sensitive(jsonName string) bool {
 }
 
 func (w *walker) add(c fieldChange, secret bool) {
-	if secret && c.kind == changed {
-		c.kind, c.old, c.new = hidden, "", ""
+	if secret {
+		c.old, c.new = "", ""
+		if c.kind == changed {
+			c.kind = hidden
+		}
 	}
 	w.out = append(w.out, c)
 }
@@ -140,14 +149,7 @@ func (w *walker) slices(path string, a, b reflect.Value, mergeKey string, secret
 	elem := a.Type().Elem()
 	field, ok := mergeKeyField(elem, mergeKey)
 	if !ok {
-		if a.Len() != b.Len() || elem.Kind() != reflect.Struct {
-			// Scalar lists (command, args, ...) change as a whole.
-			w.add(fieldChange{path: path, old: leafString(a), new: leafString(b)}, secret)
-			return
-		}
-		for i := range a.Len() {
-			w.value(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), "", secret)
-		}
+		w.byIndex(path, a, b, secret)
 		return
 	}
 	key := func(v reflect.Value) string { return fmt.Sprint(v.FieldByIndex(field).Interface()) }
@@ -169,6 +171,41 @@ func (w *walker) slices(path string, a, b reflect.Value, mergeKey string, secret
 	for i := range a.Len() {
 		if k := key(a.Index(i)); !seen[k] {
 			w.add(fieldChange{path: fmt.Sprintf("%s[%s]", path, k), kind: removed}, secret)
+		}
+	}
+}
+
+// byIndex compares a list without a merge key item by item. The items both
+// versions share at the start and at the end are skipped, so one item
+// inserted or dropped is named once rather than shifting every later index;
+// an index is that of the new list, or of the old one for a removed item.
+// Secret lists (command, args) are named by index without their values.
+func (w *walker) byIndex(path string, a, b reflect.Value, secret bool) {
+	la, lb := a.Len(), b.Len()
+	pre := 0
+	for pre < la && pre < lb && reflect.DeepEqual(a.Index(pre).Interface(), b.Index(pre).Interface()) {
+		pre++
+	}
+	suf := 0
+	for suf < la-pre && suf < lb-pre && reflect.DeepEqual(a.Index(la-1-suf).Interface(), b.Index(lb-1-suf).Interface()) {
+		suf++
+	}
+	ma, mb := la-pre-suf, lb-pre-suf
+	item := func(v reflect.Value) string { // a scalar's value; a struct is only named
+		switch v.Kind() {
+		case reflect.Struct, reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+			return ""
+		}
+		return leafString(v)
+	}
+	for i := range max(ma, mb) {
+		switch {
+		case i >= ma:
+			w.add(fieldChange{path: fmt.Sprintf("%s[%d]", path, pre+i), new: item(b.Index(pre + i)), kind: added}, secret)
+		case i >= mb:
+			w.add(fieldChange{path: fmt.Sprintf("%s[%d]", path, pre+i), old: item(a.Index(pre + i)), kind: removed}, secret)
+		default:
+			w.value(fmt.Sprintf("%s[%d]", path, pre+i), a.Index(pre+i), b.Index(pre+i), "", secret)
 		}
 	}
 }
