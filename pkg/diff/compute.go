@@ -616,7 +616,7 @@ func images(f *types.File) string {
 }
 
 func published(f *types.File) *PodState {
-	return &PodState{File: f.Name, Hash: f.Pod.Hash, Config: f.Pod.Config, UID: f.Pod.UID, JSON: f.Pod.JSON}
+	return &PodState{File: f.Name, Hash: f.Pod.Hash, Config: f.Pod.Config, UID: f.Pod.UID, JSON: f.Pod.JSON, Spelt: f.Pod.Spelt}
 }
 
 // errNoCopy says the published pod's JSON is gone (its salt was lost with
@@ -642,7 +642,7 @@ func describe(p PodState, cur *types.Pod, salt []byte) ([]fieldChange, error) {
 	if bytes.Contains(p.JSON, []byte(digestPrefix)) {
 		scrubPod(now, salt) // old came from disk, scrubbed: compare like with like
 	}
-	return podFieldChanges(old, now), nil
+	return podFieldChanges(old, now, p.Spelt, cur.Spelt), nil
 }
 
 func ignoredMessage(f *types.File) string {

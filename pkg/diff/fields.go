@@ -49,8 +49,10 @@ func (c fieldChange) String() string {
 // podFieldChanges lists what differs in the parts of a pod the kubelet
 // compares (spec, labels, annotations), list items named by their merge key,
 // and metadata.uid, which decides whether the kubelet restarts the pod.
-func podFieldChanges(old, cur *v1.Pod) []fieldChange {
-	w := walker{}
+// oldSpelt and curSpelt are the pods' types.Pod.Spelt: a quantity changed
+// is shown as its file wrote it.
+func podFieldChanges(old, cur *v1.Pod, oldSpelt, curSpelt map[string]string) []fieldChange {
+	w := walker{oldSpelt: oldSpelt, curSpelt: curSpelt}
 	w.value("metadata.uid", reflect.ValueOf(old.UID), reflect.ValueOf(cur.UID), "", false)
 	w.maps("metadata.labels", reflect.ValueOf(old.Labels), reflect.ValueOf(cur.Labels), false)
 	w.maps("metadata.annotations", reflect.ValueOf(old.Annotations), reflect.ValueOf(cur.Annotations), true)
@@ -58,7 +60,18 @@ func podFieldChanges(old, cur *v1.Pod) []fieldChange {
 	return w.out
 }
 
-type walker struct{ out []fieldChange }
+type walker struct {
+	out                []fieldChange
+	oldSpelt, curSpelt map[string]string
+}
+
+// spelt is a quantity's text as its file wrote it, else canonical.
+func spelt(m map[string]string, path, canonical string) string {
+	if s, ok := m[path]; ok {
+		return s
+	}
+	return canonical
+}
 
 var (
 	quantityType = reflect.TypeFor[resource.Quantity]()
@@ -103,9 +116,11 @@ func (w *walker) value(path string, a, b reflect.Value, mergeKey string, secret 
 	}
 	switch a.Type() {
 	case quantityType, intstrType, timeType:
+		// Compared canonically, as the kubelet compares a pod whose
+		// metadata.uid is set; a respelling alone is the restyle case.
 		as, bs := leafString(a), leafString(b)
 		if as != bs {
-			w.add(fieldChange{path: path, old: as, new: bs}, secret)
+			w.add(fieldChange{path: path, old: spelt(w.oldSpelt, path, as), new: spelt(w.curSpelt, path, bs)}, secret)
 		}
 		return
 	}

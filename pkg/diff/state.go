@@ -60,6 +60,9 @@ type PodState struct {
 	// JSON is the pod's canonical encoding (types.Pod.JSON), decoded
 	// only to explain an UPDATE.
 	JSON json.RawMessage `json:"pod"`
+	// Spelt is the pod's types.Pod.Spelt: quantities as the file spelt
+	// them, for UPDATE messages.
+	Spelt map[string]string `json:"spelt,omitempty"`
 }
 
 func (p PodState) object() (*v1.Pod, error) {

@@ -90,6 +90,7 @@ func (d *decoder) decode() (*types.Pod, error) {
 		Hash:       hash,
 		Config:     config,
 		UID:        pod.UID,
+		Spelt:      quantitySpellings(js),
 		Containers: containerList(pod),
 		JSON:       raw,
 		Ignored:    d.ignored,

@@ -29,6 +29,12 @@ type Pod struct {
 	// UID is metadata.uid as the manifest sets it, empty when unset (the
 	// kubelet then derives one from the content and the file path).
 	UID ktypes.UID
+	// Spelt holds the manifest's own text of each resource quantity
+	// (requests, limits, overhead, an emptyDir's sizeLimit) that JSON holds
+	// in another, canonical form, by field path as UPDATE messages name it
+	// ("spec.containers[web].resources.limits[cpu]": "1000m"); nil when
+	// all are canonical. Treat as read-only.
+	Spelt map[string]string
 	// Containers lists the regular containers as "name=image".
 	Containers []string
 	// JSON is the canonical encoding of the pod, defaulted as the kubelet
