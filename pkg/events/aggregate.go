@@ -1,6 +1,12 @@
 package events
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+)
 
 // group tracks the distinct messages of one aggregation group while it is
 // active (see Options.AggregateInterval); the cache drops it when idle,
@@ -17,6 +23,35 @@ type group struct {
 	msgs []uint64
 	// collapsed is set once a combined Event exists for the group.
 	collapsed bool
+	// n counts the group's occurrences since first, on whichever Event,
+	// for the combined Event's message.
+	n     int32
+	first time.Time
+}
+
+// seen counts one occurrence of the group at now.
+func (g *group) seen(now time.Time) {
+	if g.n == 0 || now.Before(g.first) {
+		g.first = now
+	}
+	g.n++
+}
+
+// combinedMessage is the message of a group's combined Event: how many
+// occurrences the group had and over how long, then the latest message in
+// full, so what changed last stays readable; capMessage bounds the whole.
+func combinedMessage(g *group, reason, latest string, now time.Time) string {
+	return capMessage(fmt.Sprintf("%s%d %s in %s; latest: %s", CombinedPrefix, g.n, plural(reason),
+		duration.HumanDuration(now.Sub(g.first)), latest))
+}
+
+// plural names a group's occurrences for a combined Event's message.
+func plural(reason string) string {
+	switch reason {
+	case "StaticPodUpdated":
+		return "updates"
+	}
+	return "similar events"
 }
 
 // admit reports whether an occurrence with message hash h goes to the

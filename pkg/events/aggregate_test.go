@@ -32,13 +32,15 @@ func TestTenDistinctMessagesInTenMinutesCombine(t *testing.T) {
 	mustRecord(t, r, pod) // the tenth distinct message within 10 minutes
 	ws := out.got()
 	comb := ws[len(ws)-1].ev
-	if comb.Message != CombinedPrefix+"image changed to etcd:3.9" || comb.Count != 1 || comb.Reason != "StaticPodUpdated" {
+	// The message says how many updates over how long, and keeps the latest
+	// in full.
+	if comb.Message != CombinedPrefix+"10 updates in 9m; latest: image changed to etcd:3.9" || comb.Count != 1 || comb.Reason != "StaticPodUpdated" {
 		t.Fatalf("tenth message: %+v, want a combined Event", comb)
 	}
 	pod.Message = "image changed to etcd:3.10"
 	mustRecord(t, r, pod)
 	ws = out.got()
-	if got := ws[len(ws)-1].ev; got.Name != comb.Name || got.Count != 2 || got.Message != CombinedPrefix+pod.Message {
+	if got := ws[len(ws)-1].ev; got.Name != comb.Name || got.Count != 2 || got.Message != CombinedPrefix+"11 updates in 9m; latest: "+pod.Message {
 		t.Fatalf("eleventh message: %s x%d %q, want combined %s x2 with the latest message", got.Name, got.Count, got.Message, comb.Name)
 	}
 	// A repeat of a message that has its own Event keeps counting there.
@@ -97,7 +99,7 @@ func TestFileScopedReasonsKeepFilesApart(t *testing.T) {
 	}
 	ws := out.got()
 	last := ws[len(ws)-1].ev
-	if !strings.HasPrefix(last.Message, CombinedPrefix+"g.yaml: line 11") || last.Count != 3 || last.Annotations[AnnotationFile] != "g.yaml" {
+	if !strings.HasPrefix(last.Message, CombinedPrefix+"12 similar events in 0s; latest: g.yaml: line 11") || last.Count != 3 || last.Annotations[AnnotationFile] != "g.yaml" {
 		t.Fatalf("changing errors of one file: last %q x%d %v, want combined x3", last.Message, last.Count, last.Annotations)
 	}
 	if n := len(lastByName(ws)); n != 10+9+1 {
@@ -113,5 +115,22 @@ func TestAggregationOff(t *testing.T) {
 	}
 	if n := len(lastByName(out.got())); n != 50 || r.Stats().Combined != 0 {
 		t.Fatalf("%d Events with aggregation off, want 50", n)
+	}
+}
+
+// A combined Event's message keeps to MaxMessage however long the latest
+// message is: the count and span come first, the latest message is cut.
+func TestCombinedMessageKeepsTheCap(t *testing.T) {
+	out := &fakeSink{}
+	r, clk := newTest(t, Options{AggregateMax: 2}, []Registration{StreamTo("out", out)}, nil)
+	mustRecord(t, r, occ("R", "first"))
+	clk.Step(90 * time.Second)
+	long := strings.Repeat("x", MaxMessage)
+	mustRecord(t, r, occ("R", long))
+	ws := out.got()
+	got := ws[len(ws)-1].ev.Message
+	want := CombinedPrefix + "2 similar events in 90s; latest: xxx"
+	if len(got) > MaxMessage || !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " [truncated]") {
+		t.Fatalf("combined message of %d bytes %.60q..., want at most %d starting %q, truncated", len(got), got, MaxMessage, want)
 	}
 }

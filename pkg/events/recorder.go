@@ -280,12 +280,15 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	r.stats.Recorded++
 	gk := groupKeyOf(o)
 	key := plainKey(gk, o.Message)
+	var g *group
 	if r.opts.AggregateMax > 0 {
-		g, ok := r.groups.get(gk, now)
+		var ok bool
+		g, ok = r.groups.get(gk, now)
 		if !ok {
 			g = &group{}
 			r.groups.add(gk, g, now)
 		}
+		g.seen(now)
 		if g.admit(maphash.String(r.seed, o.Message), r.opts.AggregateMax) {
 			key = combinedKey(gk)
 			r.stats.Combined++
@@ -303,7 +306,7 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 		r.events.add(key, e, now)
 	}
 	if key.combined {
-		e.message = CombinedPrefix + o.Message
+		e.message = combinedMessage(g, o.Reason, o.Message, now)
 	}
 	if o.Change != "" {
 		r.changeSeq++

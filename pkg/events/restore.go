@@ -104,6 +104,10 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		g = &group{}
 		r.groups.add(gk, g, last)
 	}
+	if g.n == 0 || e.first.Before(g.first) {
+		g.first = e.first
+	}
+	g.n += ev.Count
 	if combined {
 		g.collapsed = true
 		return

@@ -92,6 +92,11 @@ func TestRestoreContinuesAggregation(t *testing.T) {
 	if got := out2.got()[0].ev; got.Name != comb.Name || got.Count != 5 {
 		t.Fatalf("combined after restart: %s x%d, want %s x5", got.Name, got.Count, comb.Name)
 	}
+	// The group's count and span come back from the stored Events: nine
+	// of one each and the combined one of four, the first 4m30s ago.
+	if got, want := out2.got()[0].ev.Message, CombinedPrefix+"14 similar events in 4m30s; latest: g.yaml: error 10"; got != want {
+		t.Fatalf("combined after restart: %q, want %q", got, want)
+	}
 }
 
 func TestRestoredCacheKeepsNewest(t *testing.T) {
