@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/diff"
 )
@@ -118,22 +115,12 @@ func diskFullScenario(t *testing.T, mnt string) {
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
 
-	addrs := make(chan net.Addr, 1)
-	a := startAgent(t, dir, func(o *agent.Options) {
-		o.StateDir = state
-		o.OnMetricsListen = func(a net.Addr) { addrs <- a }
-	})
-	base := "http://" + (<-addrs).String()
-	client := &http.Client{Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
-	persisted := func() float64 {
-		return testutil.MetricValue(testutil.ScrapeMetrics(t, client, base), "podwatch_state_persisted")
-	}
+	a := startStateAgent(t, dir, state)
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	a.waitEvent("StaticPodAdded", "etcd.yaml")
 	first := map[string]string{"kube-system/web-" + testNode: "nginx:1.28", "kube-system/etcd-" + testNode: "etcd:3.6"}
 	waitShards(t, state, first)
-	waitUntil(t, faultsWait, func() bool { return persisted() == 1 }, func() string { return "state_persisted not 1 before the fill" })
+	waitUntil(t, faultsWait, func() bool { return a.persisted() == 1 }, func() string { return "state_persisted not 1 before the fill" })
 
 	// Fill the tmpfs to the last byte.
 	filler := filepath.Join(mnt, "filler")
@@ -150,7 +137,7 @@ func diskFullScenario(t *testing.T, mnt string) {
 	a.waitEvent("StaticPodAdded", "cache.yaml")
 	a.waitEvent("StaticPodRemoved", "etcd.yaml")
 	truth := map[string]string{"kube-system/web-" + testNode: "nginx:1.29", "kube-system/cache-" + testNode: "redis:8"}
-	waitUntil(t, faultsWait, func() bool { return persisted() == 0 }, func() string { return "state_persisted not 0 while the disk is full" })
+	waitUntil(t, faultsWait, func() bool { return a.persisted() == 0 }, func() string { return "state_persisted not 0 while the disk is full" })
 	if got := shardPods(t, state); equalPods(got, truth) {
 		t.Fatalf("the shards hold the new state although the disk was full: %v", got)
 	}
@@ -174,7 +161,7 @@ func diskFullScenario(t *testing.T, mnt string) {
 	waitUntil(t, 45*time.Second, func() bool { return equalPods(shardPods(t, state), truth) },
 		func() string { return fmt.Sprintf("shards %v, want %v", shardPods(t, state), truth) })
 	converged := time.Since(freed)
-	waitUntil(t, faultsWait, func() bool { return persisted() == 1 }, func() string { return "state_persisted not back to 1" })
+	waitUntil(t, faultsWait, func() bool { return a.persisted() == 1 }, func() string { return "state_persisted not back to 1" })
 	t.Logf("shards converged %v after the space was freed, state_persisted back to 1, no further change", converged.Round(10*time.Millisecond))
 	waitUntil(t, faultsWait, func() bool { return len(eventsWith(evs(), "StatePersisted", "again")) > 0 },
 		func() string { return "no StatePersisted Event once the disk took the state:\n" + a.dump() })
