@@ -243,6 +243,23 @@ func (a *runningAgent) quiesce() []v1.Event {
 // happened once.
 func checkExactly(t *testing.T, evs []v1.Event, want []editorExpect) {
 	t.Helper()
+	if problems := exactly(evs, want); len(problems) > 0 {
+		t.Fatalf("%s\nevents:\n%s", strings.Join(problems, "\n"), listEvents(evs))
+	}
+}
+
+// listEvents is evs a line each, for a failure message.
+func listEvents(evs []v1.Event) string {
+	var sb strings.Builder
+	for _, ev := range evs {
+		fmt.Fprintf(&sb, "  %s %s x%d: %s\n", ev.Type, ev.Reason, ev.Count, ev.Message)
+	}
+	return sb.String()
+}
+
+// exactly says how evs differ from want: each wanted Event once, nothing
+// else, and every pod change counted once.
+func exactly(evs []v1.Event, want []editorExpect) []string {
 	var problems []string
 	used := make([]bool, len(evs))
 	for _, w := range want {
@@ -268,13 +285,7 @@ func checkExactly(t *testing.T, evs []v1.Event, want []editorExpect) {
 			}
 		}
 	}
-	if len(problems) > 0 {
-		var sb strings.Builder
-		for _, ev := range evs {
-			fmt.Fprintf(&sb, "  %s %s x%d: %s\n", ev.Type, ev.Reason, ev.Count, ev.Message)
-		}
-		t.Fatalf("%s\nevents:\n%s", strings.Join(problems, "\n"), sb.String())
-	}
+	return problems
 }
 
 func TestEditorsScripted(t *testing.T) {
@@ -302,7 +313,10 @@ func TestEditorsScripted(t *testing.T) {
 	}
 }
 
-// TestEditorRealSedInPlace runs the real sed -i: one UPDATE, nothing else.
+// TestEditorRealSedInPlace runs the real sed -i: one UPDATE; or, when
+// podwatch sees sed's temporary file (sedXXXXXX, no leading dot) before the
+// rename, what the kubelet does when it reads it too (seen in the real-
+// kubelet suite): the pod from that file, then from x.yaml again.
 func TestEditorRealSedInPlace(t *testing.T) {
 	sed, err := exec.LookPath("sed")
 	if err != nil {
@@ -315,10 +329,17 @@ func TestEditorRealSedInPlace(t *testing.T) {
 	if out, err := exec.Command(sed, "-i", "s/nginx:1.28/nginx:1.29/", filepath.Join(dir, "x.yaml")).CombinedOutput(); err != nil {
 		t.Fatalf("sed -i: %v: %s", err, out)
 	}
-	checkExactly(t, a.quiesce(), []editorExpect{
-		{reason: "StaticPodAdded", substr: "x.yaml: static pod kube-system/web-node-1 added"},
-		{reason: "StaticPodUpdated", substr: "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29"},
+	evs := a.quiesce()
+	added := editorExpect{reason: "StaticPodAdded", substr: "x.yaml: static pod kube-system/web-node-1 added"}
+	direct := exactly(evs, []editorExpect{added, {reason: "StaticPodUpdated", substr: "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29"}})
+	viaTemp := exactly(evs, []editorExpect{added,
+		{reason: "StaticPodUpdated", substr: "spec.containers[web].image: nginx:1.28 -> nginx:1.29; now from sed"},
+		{reason: "StaticPodUpdated", substr: "x.yaml: now from x.yaml (was sed"},
 	})
+	if len(direct) > 0 && len(viaTemp) > 0 {
+		t.Fatalf("neither one UPDATE:\n%s\nnor the temporary file's two:\n%s\nevents:\n%s",
+			strings.Join(direct, "\n"), strings.Join(viaTemp, "\n"), listEvents(evs))
+	}
 }
 
 // editorSettle leaves the scripted writers' pauses (40 ms at most) far
