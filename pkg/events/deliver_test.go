@@ -76,8 +76,12 @@ func TestFailingSinkRecoversWithExactCounts(t *testing.T) {
 	writes := make(chan write, 64)
 	attempts := make(chan struct{}, 64)
 	api := &fakeSink{writeFn: func(_ context.Context, ev *v1.Event, update bool) error {
+		// Decided before the attempt is signalled: the test turns failing
+		// off right after it sees the last failing attempt, and must not
+		// turn that one into a success.
+		failing := fail.Load()
 		attempts <- struct{}{}
-		if fail.Load() {
+		if failing {
 			return errors.New("apiserver unavailable")
 		}
 		writes <- write{ev: ev, update: update}
