@@ -34,10 +34,8 @@ type loop struct {
 	snap    *types.Snapshot
 
 	// relist is the kubelet's relist phase as last observed (Unknown
-	// while detection is off): what pkg/diff can time relist-bound changes
-	// by. lastRelist is the last relist recognised on the phase.
+	// while detection is off): what pkg/diff times relist-bound changes by.
 	relist          types.RelistPhase
-	lastRelist      *types.KubeletRelist
 	relistTolerance time.Duration
 	// kubeletRelist is the kubelet relist the diff is told of
 	// (Snapshot.KubeletRelist): the last one on a known phase, once
@@ -180,9 +178,6 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	l.metrics.ObserveRelist(o)
 	prev := l.relist
 	l.relist = o.Phase
-	if o.Relist != nil && o.Relist.OnPhase {
-		l.lastRelist = o.Relist
-	}
 	// The diff takes the phase's last relist in a moment later
 	// (relistLag): also the one that made the phase known, which is not on
 	// it yet, so that podwatch's own relist never stands in once it is.

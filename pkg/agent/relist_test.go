@@ -80,8 +80,8 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
 	r := &types.KubeletRelist{At: at, Seen: at.Add(time.Millisecond), Files: 2, OnPhase: true}
 	p.loop.observeRelist(ctx, types.RelistObservation{Relist: r, Phase: known})
-	if p.loop.relist != known || p.loop.lastRelist != r {
-		t.Errorf("loop keeps %+v and %+v", p.loop.relist, p.loop.lastRelist)
+	if p.loop.relist != known || !p.loop.pending.Equal(r.At) {
+		t.Errorf("loop keeps %+v and hands the diff %v, want the relist at %v", p.loop.relist, p.loop.pending, r.At)
 	}
 	// The same phase again, a later relist on it: not logged again.
 	known2 := known

@@ -180,20 +180,14 @@ type PodState struct {
 func (s Snapshot) UIDs(fullName string) []PodState {
 	var out []PodState
 	idx := map[string]int{}
-	for _, a := range s.Actions {
-		if a.Pod.FullName() != fullName {
-			continue
+	for _, r := range s.Runs(fullName) {
+		i, seen := idx[r.Pod.UID]
+		if !seen {
+			idx[r.Pod.UID] = len(out)
+			out = append(out, PodState{Pod: r.Pod, Started: r.Started})
+			i = len(out) - 1
 		}
-		i, seen := idx[a.Pod.UID]
-		switch {
-		case a.Op == ActionStart && !seen:
-			idx[a.Pod.UID] = len(out)
-			out = append(out, PodState{Pod: a.Pod, Started: a.At})
-		case a.Op == ActionStart:
-			out[i].Stopped = time.Time{} // a new sandbox for the same UID
-		case seen && out[i].Stopped.IsZero():
-			out[i].Stopped = a.At
-		}
+		out[i].Stopped = r.Stopped // a later sandbox of the UID runs again
 	}
 	return out
 }
