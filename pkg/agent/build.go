@@ -114,17 +114,17 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		alarm := &stateAlarm{ctx: context.WithoutCancel(ctx), rec: rec, log: log, metrics: m, node: opts.NodeName, dir: opts.StateDir}
 		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, alarm.status)
 	}
-	if err := a.buildFollower(p, state); err != nil {
+	if err := a.buildFollower(p, state, m); err != nil {
 		p.close()
 		return nil, err
 	}
 	return p, nil
 }
 
-// buildFollower adds the follower when a CRI socket is given. It reports
-// through the recorder as the loop does, and the loop hands it every
-// change after recording it.
-func (a *Agent) buildFollower(p *parts, state diff.State) error {
+// buildFollower adds the follower when a CRI socket is given, and its
+// metrics to m. It reports through the recorder as the loop does, and the
+// loop hands it every change after recording it.
+func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics) error {
 	opts, log := a.opts, a.env.Log
 	if opts.RuntimeEndpoint == "" {
 		log.Info("no --container-runtime-endpoint (or --follow-pods): changes are not followed to the running pods; StaticPodStarted and StaticPodNotStarted are not reported")
@@ -133,6 +133,10 @@ func (a *Agent) buildFollower(p *parts, state diff.State) error {
 	rt, err := cri.New(opts.RuntimeEndpoint)
 	if err != nil {
 		return fmt.Errorf("--%s: %w", FlagRuntimeEndpoint, err)
+	}
+	if err := m.EnableFollow(); err != nil {
+		_ = rt.Close()
+		return err
 	}
 	keys := make([]string, 0, len(state.Pods))
 	for key := range state.Pods {
@@ -146,7 +150,7 @@ func (a *Agent) buildFollower(p *parts, state diff.State) error {
 	}
 	fo := opts.Follow
 	p.runtime = rt
-	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, keys)
+	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, m, keys)
 	p.loop.follower = p.follower
 	log.Info("following changes to the running pods through the container runtime", "endpoint", rt.Endpoint(),
 		"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),

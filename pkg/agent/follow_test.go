@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +56,9 @@ func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
 	o.NodeName = "node-1"
 	o.Source.Path = dir
 	o.StateDir = t.TempDir()
-	o.Metrics.BindAddress = "0"
+	o.Metrics.BindAddress = "127.0.0.1:0"
+	addrs := make(chan net.Addr, 1)
+	o.OnMetricsListen = func(a net.Addr) { addrs <- a }
 	o.RuntimeEndpoint = endpoint
 	o.Follow.PollInterval, o.Follow.IdlePollInterval = 20*time.Millisecond, time.Second
 	if err := o.Validate(); err != nil {
@@ -90,6 +94,26 @@ func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "StaticPodStarted", func() bool { return strings.Contains(stdout.String(), "StaticPodStarted") })
+	// The follower's metrics are served, fed by its polls.
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	base := "http://" + (<-addrs).String()
+	mfs := testutil.ScrapeMetrics(t, client, base)
+	for _, c := range []struct {
+		name   string
+		labels []string
+	}{
+		{"podwatch_follow_outcomes_total", []string{"reason", "StaticPodStarted"}},
+		{"podwatch_follow_duration_seconds", []string{"reason", "StaticPodStarted"}},
+		{"podwatch_events_recorded_total", []string{"reason", "StaticPodStarted"}},
+	} {
+		if got := testutil.MetricValue(mfs, c.name, c.labels...); got != 1 {
+			t.Errorf("%s%v = %v, want 1", c.name, c.labels, got)
+		}
+	}
+	if got := testutil.MetricValue(mfs, "podwatch_follow_runtime_polls_total"); got < 1 {
+		t.Errorf("podwatch_follow_runtime_polls_total = %v, want some", got)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func TestFollowThroughTheFakeCRI(t *testing.T) {
 	f, client := serveCRI(t)
 	clk := testingclock.NewFakeClock(time.Now())
 	out := &emitted{}
-	fl := New(Options{Deadline: deadline}, client, clk, nil, out.emit, nil)
+	fl := New(Options{Deadline: deadline}, client, clk, nil, out.emit, nil, nil)
 	ctx := context.Background()
 	change := func(op types.Op) {
 		fl.Submit([]types.Change{{Op: op, Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
@@ -130,7 +130,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 		known = append(known, "kube-system/"+name)
 	}
 	out := &emitted{}
-	fl := New(Options{}, client, testingclock.NewFakeClock(time.Now()), nil, out.emit, known)
+	fl := New(Options{}, client, testingclock.NewFakeClock(time.Now()), nil, out.emit, nil, known)
 	ctx := context.Background()
 	fl.step(ctx) // learn what runs, and connect
 	b.ReportAllocs()
@@ -155,7 +155,7 @@ func BenchmarkIdleStep(b *testing.B) {
 		known = append(known, "kube-system/"+name)
 	}
 	out := &emitted{}
-	fl := New(Options{}, rt, testingclock.NewFakeClock(t0), nil, out.emit, known)
+	fl := New(Options{}, rt, testingclock.NewFakeClock(t0), nil, out.emit, nil, known)
 	ctx := context.Background()
 	fl.step(ctx)
 	b.ReportAllocs()

@@ -45,6 +45,10 @@
 // A newer change to the same pod supersedes the one being followed: only
 // the newest is judged and reported.
 //
+// After each poll the Observer (pkg/metrics) is told what it found: the
+// poll's error, the pods past their deadline by what is seen instead (a
+// types.FollowCause), and what was reported.
+//
 // The runtime is polled every Options.PollInterval while a change waits
 // for its deadline and every Options.IdlePollInterval otherwise (one
 // ListPodSandbox and one ListContainers per poll; ContainerStatus only for

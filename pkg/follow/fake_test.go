@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -147,4 +148,27 @@ func (e *emitted) take() []types.Change {
 	out := e.chs
 	e.chs = nil
 	return out
+}
+
+// observations collects what a follower tells its Observer.
+type observations struct {
+	mu  sync.Mutex
+	got []types.FollowObservation
+}
+
+func (o *observations) ObserveFollow(obs types.FollowObservation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.got = append(o.got, obs)
+}
+
+// last is the latest observation; it fails the test when there is none.
+func (o *observations) last(t *testing.T) types.FollowObservation {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.got) == 0 {
+		t.Fatal("nothing observed")
+	}
+	return o.got[len(o.got)-1]
 }

@@ -47,6 +47,12 @@ type Runtime interface {
 // about a pod.
 type Emit func(ctx context.Context, ch types.Change)
 
+// Observer takes what each poll found, for metrics; *metrics.Metrics
+// implements it. It is told, it never calls back.
+type Observer interface {
+	ObserveFollow(o types.FollowObservation)
+}
+
 // Follower follows changes to the runtime. Submit may be called from any
 // goroutine; everything else belongs to Run.
 type Follower struct {
@@ -55,6 +61,7 @@ type Follower struct {
 	clk  clock.WithTicker
 	log  *slog.Logger
 	emit Emit
+	obs  Observer // nil: nobody observes
 
 	mu      sync.Mutex
 	pending []types.Change
@@ -64,8 +71,9 @@ type Follower struct {
 	targets    map[string]*target // by pod key
 	static     map[string]bool    // pod keys of the published static pods
 	seen       map[string]seenContainer
-	primed     bool  // seen holds a first poll's containers
-	runtimeErr error // the last poll's failure, nil when it answered
+	primed     bool                 // seen holds a first poll's containers
+	runtimeErr error                // the last poll's failure, nil when it answered
+	reports    []types.FollowReport // this step's, for obs
 }
 
 // target is the change being followed for one pod.
@@ -77,8 +85,9 @@ type target struct {
 	// names the containers whose image changed, which must be new.
 	inPlace bool
 	restart map[string]bool
-	warned  int       // NotStarted reports so far
-	warnAt  time.Time // when the next one is due, once past the deadline
+	warned  int               // NotStarted reports so far
+	warnAt  time.Time         // when the next one is due, once past the deadline
+	cause   types.FollowCause // what the last poll saw instead, while warned
 }
 
 // seenContainer is a static pod's container at the last poll, to tell a
@@ -89,16 +98,16 @@ type seenContainer struct {
 	attempt uint32
 }
 
-// New builds a follower that reads rt and reports through emit; known are
-// the keys (namespace/name) of the static pods published at start, whose
-// restarts it watches along with those of every pod a change names. It
-// starts nothing until Run.
-func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit Emit, known []string) *Follower {
+// New builds a follower that reads rt, reports through emit and tells obs
+// (nil: nobody) what each poll found; known are the keys (namespace/name)
+// of the static pods published at start, whose restarts it watches along
+// with those of every pod a change names. It starts nothing until Run.
+func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit Emit, obs Observer, known []string) *Follower {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	f := &Follower{
-		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit,
+		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit, obs: obs,
 		wake:    make(chan struct{}, 1),
 		targets: map[string]*target{},
 		static:  map[string]bool{},
@@ -210,7 +219,40 @@ func (f *Follower) step(ctx context.Context) time.Time {
 	for key, t := range f.targets {
 		f.judge(cctx, key, t, obs, now)
 	}
+	f.observed(err)
 	return f.nextPoll(now)
+}
+
+// observed tells the observer what this step found: the poll's error, the
+// pods past their deadline by what is seen instead, and the reports.
+func (f *Follower) observed(err error) {
+	reports := f.reports
+	f.reports = nil
+	if f.obs == nil {
+		return
+	}
+	o := types.FollowObservation{RuntimeErr: err, Reports: reports}
+	for _, t := range f.targets {
+		if t.warned == 0 {
+			continue
+		}
+		if o.Overdue == nil {
+			o.Overdue = map[types.FollowOverdue]int{}
+		}
+		reason := types.ReasonNotStarted
+		if t.ch.Op == types.OpRemove {
+			reason = types.ReasonNotStopped
+		}
+		o.Overdue[types.FollowOverdue{Reason: reason, Cause: t.cause}]++
+	}
+	f.obs.ObserveFollow(o)
+}
+
+// record emits ch and keeps it for the observer; took is the time to the
+// outcome, for StaticPodStarted and StaticPodStopped.
+func (f *Follower) record(ctx context.Context, ch types.Change, took time.Duration) {
+	f.reports = append(f.reports, types.FollowReport{Reason: ch.Reason, Type: ch.Type, Took: took})
+	f.emit(ctx, ch)
 }
 
 // noteRuntime logs once when the runtime stops answering and once when it
@@ -252,15 +294,17 @@ func earliest(a, b time.Time) time.Time {
 func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observation, now time.Time) {
 	var done bool
 	var why string
+	var cause types.FollowCause
 	var took time.Duration
 	switch {
 	case obs == nil:
 		why = fmt.Sprintf("the container runtime does not answer (%v)", f.runtimeErr)
+		cause = types.CauseRuntimeUnavailable
 	case t.ch.Op == types.OpRemove:
 		done, why = stopped(obs, key)
-		took = now.Sub(t.at)
+		cause, took = types.CauseStillRunning, now.Sub(t.at)
 	default:
-		done, why, took = f.started(ctx, key, t, obs)
+		done, why, cause, took = f.started(ctx, key, t, obs)
 	}
 	if done {
 		f.report(ctx, t, true, "", took)
@@ -271,6 +315,7 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 		delete(f.targets, key) // nothing to follow: the change restarts nothing
 		return
 	}
+	t.cause = cause
 	if now.Before(t.deadline) || (t.warned > 0 && now.Before(t.warnAt)) {
 		return
 	}
@@ -300,7 +345,7 @@ func (f *Follower) report(ctx context.Context, t *target, ok bool, why string, t
 		ch.Type, ch.Reason = v1.EventTypeWarning, types.ReasonNotStarted
 		ch.Message = fmt.Sprintf("%s does not run the change from %s within %s (--follow-deadline): %s", name, file, f.opts.Deadline, why)
 	}
-	f.emit(ctx, ch)
+	f.record(ctx, ch, took)
 }
 
 // seconds prints a duration as a reader wants it in a message: "12.4 s"

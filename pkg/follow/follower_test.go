@@ -30,12 +30,13 @@ type harness struct {
 	clk *testingclock.FakeClock
 	rt  *fakeRuntime
 	out *emitted
+	obs *observations
 	f   *Follower
 }
 
 func newHarness(t *testing.T, known ...string) *harness {
-	h := &harness{t: t, clk: testingclock.NewFakeClock(t0), rt: newFakeRuntime(), out: &emitted{}}
-	h.f = New(Options{Deadline: deadline}, h.rt, h.clk, nil, h.out.emit, known)
+	h := &harness{t: t, clk: testingclock.NewFakeClock(t0), rt: newFakeRuntime(), out: &emitted{}, obs: &observations{}}
+	h.f = New(Options{Deadline: deadline}, h.rt, h.clk, nil, h.out.emit, h.obs, known)
 	return h
 }
 

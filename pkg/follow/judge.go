@@ -96,9 +96,10 @@ func newest(cs []*runtimeapi.Container) map[string]*runtimeapi.Container {
 }
 
 // started says whether the pod of an ADD or UPDATE runs, and if not what
-// is seen instead; why is empty when there is nothing to follow. took runs
-// from the change to the newest creation the verdict rests on.
-func (f *Follower) started(ctx context.Context, key string, t *target, obs *observation) (done bool, why string, took time.Duration) {
+// is seen instead (why, and its cause in a word); why is empty when there
+// is nothing to follow. took runs from the change to the newest creation
+// the verdict rests on.
+func (f *Follower) started(ctx context.Context, key string, t *target, obs *observation) (done bool, why string, cause types.FollowCause, took time.Duration) {
 	sbs := obs.byKey[key]
 	after := t.at.Add(-createdSlack)
 	uid := ""
@@ -109,7 +110,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		f.classify(t, uid, sbs, obs, after)
 		if t.inPlace && len(t.restart) == 0 {
 			f.log.Debug("in-place update changes no image: the kubelet restarts nothing, not followed", "pod", key)
-			return false, "", 0
+			return false, "", "", 0
 		}
 	}
 	// A restart's sandbox is created only once the old pod has stopped, so
@@ -139,17 +140,18 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		}
 	}
 	if sb == nil {
-		why = "no sandbox created since the change"
+		why, cause = "no sandbox created since the change", types.CauseNoSandbox
 		for _, s := range sbs {
 			if ready(s) {
 				why += fmt.Sprintf("; the old pod (UID %s) still runs", sandboxUID(s))
+				cause = types.CauseOldPodRunning
 				break
 			}
 		}
-		return false, why, 0
+		return false, why, cause, 0
 	}
 	if !ready(sb) {
-		return false, fmt.Sprintf("its sandbox (UID %s) is not ready", sandboxUID(sb)), 0
+		return false, fmt.Sprintf("its sandbox (UID %s) is not ready", sandboxUID(sb)), types.CauseSandboxNotReady, 0
 	}
 	last := created(sb.GetCreatedAt())
 	if t.inPlace {
@@ -164,21 +166,27 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		sort.Strings(names)
 	}
 	if len(names) == 0 {
-		return false, fmt.Sprintf("its sandbox (UID %s) runs no container yet", sandboxUID(sb)), 0
+		return false, fmt.Sprintf("its sandbox (UID %s) runs no container yet", sandboxUID(sb)), types.CauseContainerNotCreated, 0
 	}
 	var problems []string
+	problem := func(c types.FollowCause, text string) {
+		if len(problems) == 0 {
+			cause = c
+		}
+		problems = append(problems, text)
+	}
 	for _, name := range names {
 		c := cs[name]
 		if c == nil {
-			problems = append(problems, fmt.Sprintf("container %s not created (its image may not be pulled)", name))
+			problem(types.CauseContainerNotCreated, fmt.Sprintf("container %s not created (its image may not be pulled)", name))
 			continue
 		}
 		if t.inPlace && t.restart[name] && created(c.GetCreatedAt()).Before(after) {
-			problems = append(problems, fmt.Sprintf("container %s not restarted with its new image", name))
+			problem(types.CauseContainerNotRunning, fmt.Sprintf("container %s not restarted with its new image", name))
 			continue
 		}
-		if p := f.containerProblem(ctx, name, c); p != "" {
-			problems = append(problems, p)
+		if p, pc := f.containerProblem(ctx, name, c); p != "" {
+			problem(pc, p)
 			continue
 		}
 		if at := created(c.GetCreatedAt()); at.After(last) {
@@ -186,30 +194,30 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		}
 	}
 	if len(problems) > 0 {
-		return false, strings.Join(problems, "; "), 0
+		return false, strings.Join(problems, "; "), cause, 0
 	}
-	return true, "", last.Sub(t.at)
+	return true, "", "", last.Sub(t.at)
 }
 
 // containerProblem is what keeps a container from counting as running or
-// done; empty when it runs or exited 0.
-func (f *Follower) containerProblem(ctx context.Context, name string, c *runtimeapi.Container) string {
+// done, and its cause; empty when it runs or exited 0.
+func (f *Follower) containerProblem(ctx context.Context, name string, c *runtimeapi.Container) (string, types.FollowCause) {
 	switch c.GetState() {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		return ""
+		return "", ""
 	case runtimeapi.ContainerState_CONTAINER_CREATED:
-		return fmt.Sprintf("container %s created but not started", name)
+		return fmt.Sprintf("container %s created but not started", name), types.CauseContainerNotRunning
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		st, err := f.rt.ContainerStatus(ctx, c.GetId())
 		if err != nil {
-			return fmt.Sprintf("container %s exited (status unknown: %v)", name, err)
+			return fmt.Sprintf("container %s exited (status unknown: %v)", name, err), types.CauseContainerExited
 		}
 		if st.GetExitCode() == 0 {
-			return ""
+			return "", ""
 		}
-		return fmt.Sprintf("container %s exited with code %d%s", name, st.GetExitCode(), reason(st))
+		return fmt.Sprintf("container %s exited with code %d%s", name, st.GetExitCode(), reason(st)), types.CauseContainerExited
 	}
-	return fmt.Sprintf("container %s is in an unknown state", name)
+	return fmt.Sprintf("container %s is in an unknown state", name), types.CauseContainerNotRunning
 }
 
 func reason(st *runtimeapi.ContainerStatus) string {
@@ -313,9 +321,9 @@ func (f *Follower) reportRestart(ctx context.Context, key string, sb *runtimeapi
 	}
 	ns, pod, _ := strings.Cut(key, "/")
 	// No attempt number in the message: the Event's count says how often.
-	f.emit(ctx, types.Change{
+	f.record(ctx, types.Change{
 		Type: v1.EventTypeWarning, Reason: types.ReasonRestarting,
 		Object:  types.Object{Kind: types.KindPod, Namespace: ns, Name: pod},
 		Message: fmt.Sprintf("container %s of %s (UID %s) restarted with no manifest change%s", name, pod, sandboxUID(sb), last),
-	})
+	}, 0)
 }

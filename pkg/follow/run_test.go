@@ -17,7 +17,7 @@ func TestRunReportsAndStops(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	rt := newFakeRuntime()
 	out := &emitted{ch: make(chan types.Change, 4)}
-	f := New(Options{}, rt, clk, nil, out.emit, nil)
+	f := New(Options{}, rt, clk, nil, out.emit, nil, nil)
 	f.Submit([]types.Change{{Op: types.OpAdd, Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver}, File: "kube-apiserver.yaml", Pod: apiPod(""), At: t0}})
 	rt.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 	rt.container("sb", "kube-apiserver", "img", 0, t0.Add(2*time.Second))

@@ -81,6 +81,7 @@ type Metrics struct {
 	disabled      prometheus.Gauge
 	persisted     prometheus.Gauge
 	relist        relistMetrics
+	follow        followMetrics // registered by EnableFollow
 
 	// clk tells /readyz how long until the watch's next retry.
 	clk clock.PassiveClock
@@ -142,6 +143,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
 		}),
 		relist: newRelistMetrics(),
+		follow: newFollowMetrics(),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "podwatch_build_info",

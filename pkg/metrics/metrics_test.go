@@ -313,6 +313,10 @@ func TestMetricsLint(t *testing.T) {
 	}
 	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
 	m.ObserveChanges([]types.Change{{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded}})
+	if err := m.EnableFollow(); err != nil {
+		t.Fatal(err)
+	}
+	m.ObserveFollow(types.FollowObservation{Reports: []types.FollowReport{{Reason: types.ReasonStarted, Type: v1.EventTypeNormal, Took: time.Second}}})
 	mfs, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -345,6 +349,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.ObserveChanges([]types.Change{{Op: types.OpAdd}})
 	m.SetStaticPodsDisabled(true)
 	m.ObserveRelist(types.RelistObservation{Relist: &types.KubeletRelist{}})
+	m.ObserveFollow(types.FollowObservation{Reports: []types.FollowReport{{Reason: types.ReasonStarted}}})
 }
 
 // A state not on disk is loud but not unready: the gauge drops to 0 and
