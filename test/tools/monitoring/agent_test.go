@@ -48,8 +48,8 @@ type scrapedAgent struct {
 
 // startAgent runs the real agent in process on a folder holding files,
 // serving its metrics on a free loopback port, until the test ends. With
-// stateDir empty it gets a fresh one.
-func startAgent(t *testing.T, files agentFolder, stateDir string) *scrapedAgent {
+// stateDir empty it gets a fresh one; more change its options.
+func startAgent(t *testing.T, files agentFolder, stateDir string, more ...func(*agent.Options)) *scrapedAgent {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -70,6 +70,9 @@ func startAgent(t *testing.T, files agentFolder, stateDir string) *scrapedAgent 
 	opts.Metrics.BindAddress = "127.0.0.1:0"
 	addrs := make(chan net.Addr, 1)
 	opts.OnMetricsListen = func(a net.Addr) { addrs <- a }
+	for _, f := range more {
+		f(&opts)
+	}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}

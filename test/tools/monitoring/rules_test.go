@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
@@ -19,6 +20,10 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/agent"
+	"github.com/podwatch/podwatch/pkg/follow"
 )
 
 const (
@@ -210,11 +215,29 @@ func scrapeHealthy(t *testing.T) map[string]*dto.MetricFamily {
 	)
 }
 
-// exportedByAgents is what both agents export: the healthy one has the
-// store sink, which the one without a state dir lacks.
+// scrapeNotStarted runs the agent following its one pod through a
+// container runtime (the CRI fake) that never runs it, with a short
+// --follow-deadline, and returns its scrape once the pod is overdue.
+func scrapeNotStarted(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	_, endpoint := testutil.ServeFakeCRI(t)
+	a := startAgent(t, agentFolder{"web.yaml": pod("web", "nginx:1.29")}, "", func(o *agent.Options) {
+		o.RuntimeEndpoint = endpoint
+		o.Follow = follow.Options{Deadline: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond, IdlePollInterval: time.Second}
+	})
+	return a.scrapeWhen(
+		sampleWant{"podwatch_follow_overdue_pods", map[string]string{"reason": "StaticPodNotStarted", "cause": "no_sandbox"}, 1},
+		sampleWant{"podwatch_follow_outcomes_total", map[string]string{"reason": "StaticPodNotStarted"}, 1},
+	)
+}
+
+// exportedByAgents is what the agents export: the healthy one has the
+// store sink, which the one without a state dir lacks, and only the one
+// that follows its pod to a runtime has the follow metrics.
 func exportedByAgents(t *testing.T) exported {
 	t.Helper()
-	return index(append(podwatchSeries(scrapeHealthy(t)), podwatchSeries(scrapeProblems(t))...))
+	ss := append(podwatchSeries(scrapeHealthy(t)), podwatchSeries(scrapeProblems(t))...)
+	return index(append(ss, podwatchSeries(scrapeNotStarted(t))...))
 }
 
 // Every metric a rule selects is one the agent exports, with the labels
@@ -389,8 +412,10 @@ func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
 type firing map[string]string
 
 // The rules on what the agent really exports: a healthy agent's scrape
-// fires nothing, and the scrape of an agent with an invalid manifest, a
-// duplicate pod and an unusable state dir fires exactly those alerts.
+// fires nothing, the scrape of an agent with an invalid manifest, a
+// duplicate pod and an unusable state dir fires exactly those alerts, and
+// that of an agent whose followed pod never runs fires only
+// PodwatchStaticPodNotStarted.
 // Each scrape is held for 20 minutes of promtool's time, longer than any
 // rule's for:, with up at 1.
 func TestRulesOnScrapedSeries(t *testing.T) {
@@ -412,6 +437,9 @@ func TestRulesOnScrapedSeries(t *testing.T) {
 			alert("PodwatchInvalidManifest", "state", "invalid"),
 			alert("PodwatchDuplicatePod", "state", "duplicate"),
 			alert("PodwatchStateNotPersisted"),
+		}},
+		{"a followed pod the runtime never runs", podwatchSeries(scrapeNotStarted(t)), []firing{
+			alert("PodwatchStaticPodNotStarted", "reason", "StaticPodNotStarted"),
 		}},
 	})
 	out, err := promtoolOutput(promtool(t), filepath.Dir(file), "test", "rules", filepath.Base(file))
