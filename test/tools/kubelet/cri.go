@@ -25,6 +25,26 @@ type cri struct {
 	srv  *grpc.Server
 	lis  net.Listener
 	hist *History
+	fake *fake.RemoteRuntime
+
+	mu   sync.Mutex
+	icpt Interceptor // nil: every call goes straight to the fake
+}
+
+// Interceptor wraps each call to the fake CRI, the kubelet's and a
+// follower's alike: method is the gRPC full method name, call hands req to
+// the fake. It may delay a call, fail it without calling call, or change
+// the fake's state once call returns.
+type Interceptor func(ctx context.Context, method string, req any, call func() (any, error)) (any, error)
+
+func (c *cri) intercept(ctx context.Context, method string, req any, call func() (any, error)) (any, error) {
+	c.mu.Lock()
+	i := c.icpt
+	c.mu.Unlock()
+	if i == nil {
+		return call()
+	}
+	return i(ctx, method, req, call)
 }
 
 // runtime adds to the fake what the kubelet needs of a container's status.
@@ -64,10 +84,10 @@ func startCRI(sock string, log io.Writer, hist *History) (*cri, error) {
 	f.RuntimeService.FakeLinuxConfiguration = &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS}
 	f.ImageService.SetFakeImageSize(fakeImageSize)
 
-	c := &cri{hist: hist}
+	c := &cri{hist: hist, fake: f}
 	var logMu sync.Mutex
 	c.srv = grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		resp, err := h(ctx, req)
+		resp, err := c.intercept(ctx, info.FullMethod, req, func() (any, error) { return h(ctx, req) })
 		logMu.Lock()
 		fmt.Fprintf(log, "%s %s err=%v\n", time.Now().Format("15:04:05.000000"), info.FullMethod, err)
 		logMu.Unlock()

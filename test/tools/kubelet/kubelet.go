@@ -20,6 +20,7 @@ import (
 	"time"
 
 	utilsysctl "k8s.io/component-helpers/node/util/sysctl"
+	apitesting "k8s.io/cri-api/pkg/apis/testing"
 )
 
 // Sysctls are the kernel settings the kubelet's container manager sets at
@@ -437,3 +438,16 @@ func (k *Kubelet) Stop() error {
 	}
 	return k.waitErr
 }
+
+// Intercept puts i around every later call to the fake CRI (nil: none),
+// for a test that drives the runtime: a pull that fails, a stop that
+// takes time, a container that exits.
+func (k *Kubelet) Intercept(i Interceptor) {
+	k.cri.mu.Lock()
+	defer k.cri.mu.Unlock()
+	k.cri.icpt = i
+}
+
+// Runtime is the fake runtime service's state, for a test that changes a
+// container's state under the kubelet; hold its lock while doing so.
+func (k *Kubelet) Runtime() *apitesting.FakeRuntimeService { return k.cri.fake.RuntimeService }

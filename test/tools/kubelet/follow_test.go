@@ -1,0 +1,477 @@
+//go:build linux
+
+package kubelet_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podwatch/podwatch/internal/testutil"
+	"github.com/podwatch/podwatch/pkg/agent"
+	"github.com/podwatch/podwatch/pkg/follow"
+	"github.com/podwatch/podwatch/pkg/types"
+	"github.com/podwatch/podwatch/test/tools/apiserver"
+	"github.com/podwatch/podwatch/test/tools/kubelet"
+)
+
+// The follow scenarios' node, namespace and timings.
+const (
+	followNode      = "follow-node"
+	followNamespace = "follow"
+	// followDeadline is podwatch's --follow-deadline here: longer than the
+	// kubelet takes for a restart (11-14 s), shorter than that plus
+	// stopDelay.
+	followDeadline = 20 * time.Second
+	// stopDelay is how long the runtime takes to stop each container of
+	// the pod whose new version must wait for the old one: longer than the
+	// kubelet waits anyway before it starts a restarted pod's new UID, so
+	// that the new pod is held up by it.
+	stopDelay = 20 * time.Second
+	// noPullImage is an image whose pull the runtime refuses.
+	noPullImage = "registry.invalid/never:1"
+)
+
+// TestFollowerAgainstTheKubelet runs the real kubelet on the fake CRI,
+// driven into what the follower must tell apart, and podwatch beside it
+// following every change through the same CRI, with no API server at all:
+// the kubelet runs standalone and podwatch has no kubeconfig, so what it
+// reports comes from the runtime alone, the case of a node whose API
+// server is down. The fake's GetContainerEvents returns at once and
+// podwatch does not use it: every verdict comes from its polls. Each
+// scenario asserts the right Event within the time the kubelet needs, and
+// logs the time from the manifest write (or the exit) to the Event.
+func TestFollowerAgainstTheKubelet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real kubelet for about a minute")
+	}
+	dir := t.TempDir()
+	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
+		t.Skip(err)
+	}
+	bin, err := apiserver.BuildKubelet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := kubelet.ReadHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: followNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
+			t.Logf("the fake CRI's calls that change something:\n%s", changingCalls(k.CRILog))
+		}
+		if err := k.Stop(); err != nil {
+			t.Errorf("kubelet stop: %v", err)
+		}
+		after, err := kubelet.ReadHost()
+		if err != nil {
+			t.Error(err)
+		} else if d := before.Diff(after); d != "" {
+			t.Errorf("the kubelet changed the host:\n%s", d)
+		}
+	})
+	k.Intercept(drive(k))
+	pw := startFollower(ctx, t, k.Manifests, k.CRISocket)
+
+	var (
+		mu      sync.Mutex
+		figures []string
+	)
+	record := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		figures = append(figures, fmt.Sprintf(format, args...))
+	}
+	t.Run("scenarios", func(t *testing.T) {
+		// A pod added and deleted: StaticPodStarted, then StaticPodStopped,
+		// from the runtime alone (no API server here at all).
+		t.Run("add-delete", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "standalone", "registry.example/app:1")
+			started := pw.await(ctx, t, "standalone", types.ReasonStarted, wrote, 30*time.Second,
+				"standalone-follow-node runs the change from standalone.yaml")
+			record("add: write to StaticPodStarted %v (its message: %s)", started.at.Sub(wrote).Round(time.Millisecond), took(started))
+			removed := time.Now()
+			if err := os.Remove(filepath.Join(k.Manifests, "standalone.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			stopped := pw.await(ctx, t, "standalone", types.ReasonStopped, removed, 30*time.Second, "is stopped")
+			record("delete: remove to StaticPodStopped %v", stopped.at.Sub(removed).Round(time.Millisecond))
+		})
+		// A running container exits with no manifest change: the kubelet
+		// restarts it, and podwatch says so with the exit code and reason.
+		t.Run("container-exits", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "exits", "registry.example/app:1")
+			pw.await(ctx, t, "exits", types.ReasonStarted, wrote, 30*time.Second)
+			exited := exitRunning(t, k, "exits-"+followNode, 137, "OOMKilled")
+			ev := pw.await(ctx, t, "exits", types.ReasonRestarting, exited, 60*time.Second,
+				"container main of exits-follow-node", "restarted with no manifest change; it exited with code 137 (OOMKilled)")
+			record("container exits: exit to StaticPodRestarting %v", ev.at.Sub(exited).Round(time.Millisecond))
+		})
+		// Every start of the container exits at once with code 1: past the
+		// deadline, StaticPodNotStarted with the code and reason.
+		t.Run("crash-loop", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "crash", "registry.example/app:1")
+			ev := pw.awaitNotStarted(ctx, t, "crash", wrote, "container main exited with code 1 (Error)")
+			record("crash loop: write to StaticPodNotStarted %v: %s", ev.at.Sub(wrote).Round(time.Millisecond), ev.ev.Message)
+		})
+		// The image cannot be pulled: the sandbox runs, the container is
+		// never created. The kubelet's waiting reason (ErrImagePull, then
+		// ImagePullBackOff) lives in the pod status only, which a
+		// standalone kubelet publishes nowhere; what the runtime shows is
+		// said.
+		t.Run("image-not-pulled", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "nopull", noPullImage)
+			ev := pw.awaitNotStarted(ctx, t, "nopull", wrote, "container main not created (its image may not be pulled)")
+			record("image not pulled: write to StaticPodNotStarted %v: %s", ev.at.Sub(wrote).Round(time.Millisecond), ev.ev.Message)
+		})
+		// An edit restarts the pod; the baseline for the next.
+		t.Run("edit", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "edit", "registry.example/app:1")
+			pw.await(ctx, t, "edit", types.ReasonStarted, wrote, 30*time.Second)
+			edited := pw.write(t, k, "edit", "registry.example/app:2")
+			ev := pw.await(ctx, t, "edit", types.ReasonStarted, edited, followDeadline+30*time.Second)
+			record("edit: write to StaticPodStarted %v (its message: %s)", ev.at.Sub(edited).Round(time.Millisecond), took(ev))
+		})
+		// An edit whose new pod waits for the old one, whose containers
+		// take stopDelay to stop: past the deadline StaticPodNotStarted
+		// says no new sandbox is there, then StaticPodStarted comes, its
+		// time including the delay.
+		t.Run("edit-waits-for-old", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "slowstop", "registry.example/app:1")
+			pw.await(ctx, t, "slowstop", types.ReasonStarted, wrote, 30*time.Second)
+			edited := pw.write(t, k, "slowstop", "registry.example/app:2")
+			ev := pw.await(ctx, t, "slowstop", types.ReasonStarted, edited, followDeadline+stopDelay+30*time.Second)
+			if d := ev.at.Sub(edited); d < stopDelay {
+				t.Errorf("StaticPodStarted %v after the edit, before the old pod could stop (%v)", d, stopDelay)
+			}
+			// The deadline passes while the old pod still stops.
+			n, ok := pw.first("slowstop", types.ReasonNotStarted, edited)
+			switch {
+			case !ok:
+				t.Errorf("no StaticPodNotStarted while the old pod took %v to stop, past the deadline %v", stopDelay, followDeadline)
+			case n.at.Sub(edited) < followDeadline || n.at.After(ev.at):
+				t.Errorf("StaticPodNotStarted %v after the edit, want past the deadline %v and before StaticPodStarted", n.at.Sub(edited), followDeadline)
+			case !strings.Contains(n.ev.Message, "no sandbox created since the change"):
+				t.Errorf("StaticPodNotStarted says %q, want no sandbox since the change", n.ev.Message)
+			default:
+				record("edit waiting for the old pod: write to StaticPodNotStarted %v: %s", n.at.Sub(edited).Round(time.Millisecond), n.ev.Message)
+			}
+			record("edit waiting for the old pod (stop %v per container): write to StaticPodStarted %v (its message: %s)",
+				stopDelay, ev.at.Sub(edited).Round(time.Millisecond), took(ev))
+		})
+	})
+	if t.Failed() {
+		t.Logf("podwatch printed:\n%s", pw.dump())
+		return
+	}
+	// podwatch's metrics say what is overdue now: the crash loop and the
+	// image never pulled, each by its cause.
+	mfs := pw.scrape(t)
+	for _, c := range []types.FollowCause{types.CauseContainerExited, types.CauseContainerNotCreated} {
+		if got := testutil.MetricValue(mfs, "podwatch_follow_overdue_pods", "reason", types.ReasonNotStarted, "cause", string(c)); got != 1 {
+			t.Errorf("podwatch_follow_overdue_pods{cause=%q} = %v, want 1", c, got)
+		}
+	}
+	if got := testutil.MetricValue(mfs, "podwatch_follow_duration_seconds", "reason", types.ReasonStarted); got < 5 {
+		t.Errorf("podwatch_follow_duration_seconds{reason=StaticPodStarted} has %v samples, want the 5 starts", got)
+	}
+	t.Logf("follow deadline %v; measured:\n  %s", followDeadline, strings.Join(figures, "\n  "))
+}
+
+// drive is how the fake CRI behaves for the scenarios' pods: the crash
+// pod's container exits at every start, the image noPullImage is never
+// pulled, and the slowstop pod's containers take stopDelay to stop.
+func drive(k *kubelet.Kubelet) kubelet.Interceptor {
+	rs := k.Runtime()
+	podOf := func(id string) string {
+		rs.Lock()
+		defer rs.Unlock()
+		if c := rs.Containers[id]; c != nil {
+			return c.Labels["io.kubernetes.pod.name"]
+		}
+		return ""
+	}
+	return func(ctx context.Context, method string, req any, call func() (any, error)) (any, error) {
+		switch r := req.(type) {
+		case *runtimeapi.PullImageRequest:
+			if r.GetImage().GetImage() == noPullImage {
+				return nil, fmt.Errorf("pull access denied for %s: repository does not exist", noPullImage)
+			}
+		case *runtimeapi.StartContainerRequest:
+			if podOf(r.GetContainerId()) == "crash-"+followNode {
+				// Started and exited under one lock, so that no poll ever
+				// sees it running.
+				rs.Lock()
+				defer rs.Unlock()
+				c := rs.Containers[r.GetContainerId()]
+				now := time.Now().UnixNano()
+				c.State, c.StartedAt, c.FinishedAt, c.ExitCode, c.Reason = runtimeapi.ContainerState_CONTAINER_EXITED, now, now, 1, "Error"
+				return &runtimeapi.StartContainerResponse{}, nil
+			}
+		case *runtimeapi.StopContainerRequest:
+			if podOf(r.GetContainerId()) == "slowstop-"+followNode {
+				select {
+				case <-time.After(stopDelay): // the runtime's delay under test, not a wait for a condition
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		return call()
+	}
+}
+
+// exitRunning makes the running container of pod fullName exit with code
+// and reason, as a crash would, and returns when.
+func exitRunning(t *testing.T, k *kubelet.Kubelet, fullName string, code int32, reason string) time.Time {
+	t.Helper()
+	rs := k.Runtime()
+	rs.Lock()
+	defer rs.Unlock()
+	for _, c := range rs.Containers {
+		if c.Labels["io.kubernetes.pod.name"] == fullName && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			now := time.Now()
+			c.State, c.FinishedAt, c.ExitCode, c.Reason = runtimeapi.ContainerState_CONTAINER_EXITED, now.UnixNano(), code, reason
+			return now
+		}
+	}
+	t.Fatalf("no running container of %s", fullName)
+	return time.Time{}
+}
+
+// changingCalls are the lines of the fake CRI's call log other than
+// reads, which podwatch's polls fill it with.
+func changingCalls(file string) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.Contains(l, "/List") && !strings.Contains(l, "Status err") && !strings.Contains(l, "/Version") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// took is the time StaticPodStarted's message gives, from the change as
+// podwatch saw it to the runtime's creation of the pod.
+func took(l printed) string {
+	_, after, ok := strings.Cut(l.ev.Message, ".yaml ")
+	if !ok {
+		return l.ev.Message
+	}
+	return strings.TrimSuffix(after, " after it was written")
+}
+
+// followAgent is podwatch run in this process with a short
+// --follow-deadline, its stdout's Events kept with when each was printed.
+type followAgent struct {
+	mu      sync.Mutex
+	lines   []printed
+	buf     []byte
+	changed chan struct{} // closed and replaced on every Event
+	metrics string        // base URL of its /metrics
+	client  *http.Client
+}
+
+type printed struct {
+	at time.Time
+	ev v1.Event
+}
+
+func startFollower(ctx context.Context, t *testing.T, path, criSocket string) *followAgent {
+	t.Helper()
+	opts := agent.DefaultOptions()
+	opts.RuntimeEndpoint = "unix://" + criSocket
+	opts.Follow = follow.Options{Deadline: followDeadline, PollInterval: 200 * time.Millisecond, IdlePollInterval: time.Second}
+	opts.Source.Path = path
+	opts.Source.FileCheckFrequency = 2 * time.Second // the kubelet's, in kubelet.Start
+	opts.Source.SettleDelay = 100 * time.Millisecond
+	opts.NodeName = followNode
+	opts.Output = "json"
+	opts.StateDir = t.TempDir()
+	opts.Metrics.BindAddress = "127.0.0.1:0"
+	addrs := make(chan net.Addr, 1)
+	opts.OnMetricsListen = func(a net.Addr) { addrs <- a }
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a := &followAgent{changed: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
+	logs := &testutil.LockedBuffer{}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- agent.New(opts, agent.Env{Stdout: a, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "follow-judge"}).Run(actx)
+	}()
+	t.Cleanup(func() {
+		a.client.CloseIdleConnections()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("podwatch: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("podwatch did not stop within 15s of cancel")
+		}
+		if t.Failed() {
+			t.Logf("podwatch's log:\n%s", logs.String())
+		}
+	})
+	select {
+	case addr := <-addrs:
+		a.metrics = "http://" + addr.String()
+	case err := <-done:
+		t.Fatalf("podwatch stopped at start: %v", err)
+	case <-ctx.Done():
+		t.Fatal("podwatch did not listen")
+	}
+	// Changes written from here on are changes, not what was there at start.
+	for !strings.Contains(logs.String(), "watching manifest path") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("podwatch never watched %s:\n%s", path, logs.String())
+		case <-time.After(20 * time.Millisecond): // polling a condition, not waiting for time
+		}
+	}
+	return a
+}
+
+func (a *followAgent) Write(b []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	a.buf = append(a.buf, b...)
+	for {
+		i := bytes.IndexByte(a.buf, '\n')
+		if i < 0 {
+			break
+		}
+		var ev v1.Event
+		if err := json.Unmarshal(a.buf[:i], &ev); err != nil {
+			return 0, fmt.Errorf("podwatch printed a line that is not a v1 Event: %w: %s", err, a.buf[:i])
+		}
+		a.lines = append(a.lines, printed{at: now, ev: ev})
+		a.buf = a.buf[i+1:]
+	}
+	close(a.changed)
+	a.changed = make(chan struct{})
+	return len(b), nil
+}
+
+// write writes the pod name's manifest, name.yaml, with one container of
+// image, and returns when.
+func (a *followAgent) write(t *testing.T, k *kubelet.Kubelet, name, image string) time.Time {
+	t.Helper()
+	manifest := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  containers:\n  - name: main\n    image: %s\n",
+		name, followNamespace, image)
+	tmp := filepath.Join(filepath.Dir(k.Manifests), name+".yaml")
+	if err := os.WriteFile(tmp, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Renamed into the folder, as an installer does: one event, whole.
+	at := time.Now()
+	if err := os.Rename(tmp, filepath.Join(k.Manifests, name+".yaml")); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// first is the first Event of reason about pod name printed at or after
+// since.
+func (a *followAgent) first(name, reason string, since time.Time) (printed, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, l := range a.lines {
+		o := l.ev.InvolvedObject
+		if l.ev.Reason == reason && o.Namespace == followNamespace && o.Name == name+"-"+followNode && !l.at.Before(since) {
+			return l, true
+		}
+	}
+	return printed{}, false
+}
+
+// await waits up to limit after since for the first Event of reason
+// about pod name, whose message must hold every part.
+func (a *followAgent) await(ctx context.Context, t *testing.T, name, reason string, since time.Time, limit time.Duration, parts ...string) printed {
+	t.Helper()
+	wctx, cancel := context.WithDeadline(ctx, since.Add(limit))
+	defer cancel()
+	for {
+		a.mu.Lock()
+		ch := a.changed
+		a.mu.Unlock()
+		if l, ok := a.first(name, reason, since); ok {
+			for _, p := range parts {
+				if !strings.Contains(l.ev.Message, p) {
+					t.Errorf("%s %s says %q, want %q in it", name, reason, l.ev.Message, p)
+				}
+			}
+			return l
+		}
+		select {
+		case <-ch:
+		case <-wctx.Done():
+			t.Fatalf("no %s about %s within %v: %v; podwatch printed:\n%s", reason, name, limit, context.Cause(wctx), a.dump())
+		}
+	}
+}
+
+// awaitNotStarted waits for StaticPodNotStarted about pod name: not before
+// the deadline, and at most a few polls after it, with no StaticPodStarted.
+func (a *followAgent) awaitNotStarted(ctx context.Context, t *testing.T, name string, since time.Time, parts ...string) printed {
+	t.Helper()
+	l := a.await(ctx, t, name, types.ReasonNotStarted, since, followDeadline+10*time.Second, parts...)
+	if d := l.at.Sub(since); d < followDeadline {
+		t.Errorf("StaticPodNotStarted %v after the write, before the deadline %v", d, followDeadline)
+	}
+	if s, ok := a.first(name, types.ReasonStarted, since); ok {
+		t.Errorf("StaticPodStarted about a pod that never ran: %s", s.ev.Message)
+	}
+	return l
+}
+
+func (a *followAgent) scrape(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	return testutil.ScrapeMetrics(t, a.client, a.metrics)
+}
+
+func (a *followAgent) dump() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var b strings.Builder
+	for _, l := range a.lines {
+		fmt.Fprintf(&b, "  %s %s %s/%s x%d: %s\n", l.at.Format("15:04:05.000"), l.ev.Reason, l.ev.InvolvedObject.Namespace, l.ev.InvolvedObject.Name, l.ev.Count, l.ev.Message)
+	}
+	return b.String()
+}
