@@ -48,10 +48,12 @@ const (
 
 // TestFollowerAgainstTheKubelet runs the real kubelet on the fake CRI,
 // driven into what the follower must tell apart, and podwatch beside it
-// following every change through the same CRI, with no API server at all:
-// the kubelet runs standalone and podwatch has no kubeconfig, so what it
+// following every change through the same CRI, with no API server
+// running: the kubelet runs standalone (no mirror pods), so what podwatch
 // reports comes from the runtime alone, the case of a node whose API
-// server is down. The fake's GetContainerEvents returns at once and
+// server is down. A second podwatch is given a kubeconfig for an API
+// server that does not answer, and must report from the runtime all the
+// same. The fake's GetContainerEvents returns at once and
 // podwatch does not use it: every verdict comes from its polls. Each
 // scenario asserts the right Event within the time the kubelet needs, and
 // logs the time from the manifest write (or the exit) to the Event.
@@ -94,6 +96,11 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 	})
 	k.Intercept(drive(k))
 	pw := startFollower(ctx, t, k.Manifests, k.CRISocket)
+	// A second podwatch on the same folder and runtime sends its Events to
+	// an API server that is down.
+	down := startFollower(ctx, t, k.Manifests, k.CRISocket, func(o *agent.Options) {
+		o.Kube.Kubeconfig = deadAPIServer(t)
+	})
 
 	var (
 		mu      sync.Mutex
@@ -119,6 +126,30 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 			}
 			stopped := pw.await(ctx, t, "standalone", types.ReasonStopped, removed, 30*time.Second, "is stopped")
 			record("delete: remove to StaticPodStopped %v", stopped.at.Sub(removed).Round(time.Millisecond))
+		})
+		// The API server is down: podwatch's writes to it fail, and the
+		// runtime still tells it the change runs.
+		t.Run("api-server-down", func(t *testing.T) {
+			t.Parallel()
+			wrote := down.write(t, k, "apidown", "registry.example/app:1")
+			started := down.await(ctx, t, "apidown", types.ReasonStarted, wrote, 30*time.Second,
+				"apidown-follow-node runs the change from apidown.yaml")
+			record("API server down: write to StaticPodStarted %v (its message: %s)", started.at.Sub(wrote).Round(time.Millisecond), took(started))
+			mfs := down.scrape(t)
+			if got := testutil.MetricValue(mfs, "podwatch_event_sink_writes_total", "sink", "api"); got != 0 {
+				t.Errorf("podwatch_event_sink_writes_total{sink=api} = %v, want 0: the API server was up", got)
+			}
+			failed := 0.0
+			for _, m := range mfs["podwatch_event_sink_write_errors_total"].GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "sink" && l.GetValue() == "api" {
+						failed += m.GetCounter().GetValue()
+					}
+				}
+			}
+			if failed == 0 {
+				t.Error("no failed write to the API server: podwatch did not try it")
+			}
 		})
 		// A running container exits with no manifest change: the kubelet
 		// restarts it, and podwatch says so with the exit code and reason.
@@ -309,7 +340,41 @@ type printed struct {
 	ev v1.Event
 }
 
-func startFollower(ctx context.Context, t *testing.T, path, criSocket string) *followAgent {
+// deadAPIServer is a kubeconfig for an API server that is down: a
+// loopback port nothing listens on any more.
+func deadAPIServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: down
+  cluster: {server: "https://%s", insecure-skip-tls-verify: true}
+users:
+- name: podwatch
+  user: {token: podwatch}
+contexts:
+- name: down
+  context: {cluster: down, user: podwatch}
+current-context: down
+`, addr)
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// startFollower runs podwatch on path, following through criSocket; more
+// change its options.
+func startFollower(ctx context.Context, t *testing.T, path, criSocket string, more ...func(*agent.Options)) *followAgent {
 	t.Helper()
 	opts := agent.DefaultOptions()
 	opts.RuntimeEndpoint = "unix://" + criSocket
@@ -323,6 +388,9 @@ func startFollower(ctx context.Context, t *testing.T, path, criSocket string) *f
 	opts.Metrics.BindAddress = "127.0.0.1:0"
 	addrs := make(chan net.Addr, 1)
 	opts.OnMetricsListen = func(a net.Addr) { addrs <- a }
+	for _, f := range more {
+		f(&opts)
+	}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
