@@ -129,6 +129,72 @@ func TestFailingSinkRecoversWithExactCounts(t *testing.T) {
 	checkBalance(t, r, "api")
 }
 
+// The fleet after an API outage: the retry backoff (up to RetryMax, a
+// minute, plus jitter) has grown past the key interval when the sink
+// answers again; occurrences stop right then. Their count must reach the
+// sink within the key interval of the last one, not a full backoff later:
+// no retry wait exceeds the key interval, jitter included.
+func TestRetryWaitNeverExceedsTheKeyInterval(t *testing.T) {
+	const keyInterval = 10 * time.Second
+	var fail atomic.Bool
+	attempts := make(chan struct{}, 64)
+	api, writes := signalSink()
+	ok := api.writeFn
+	api.writeFn = func(ctx context.Context, ev *v1.Event, update bool) error {
+		failing := fail.Load()
+		attempts <- struct{}{}
+		if failing {
+			return errors.New("apiserver unavailable")
+		}
+		return ok(ctx, ev, update)
+	}
+	// RetryMax and RetryJitter are the defaults: a minute, 20 %.
+	r, clk := newTest(t, Options{KeyInterval: keyInterval}, []Registration{DeliverTo("api", api)}, nil)
+	rn := startRun(t, r)
+	o := occ("InvalidManifest", "bad.yaml: line 3: oops")
+	o.File = "bad.yaml"
+	mustRecord(t, r, o)
+	<-attempts
+	awaitWrite(t, writes)
+	rn.awaitWait(t, idle)
+
+	fail.Store(true)
+	mustRecord(t, r, o)
+	n := int32(2)
+	var wait time.Duration
+	// The key interval, then six failures: without a cap the backoff,
+	// doubling from 1 s, is past the key interval on any jitter.
+	for i := range 7 {
+		wait = rn.awaitWaitFrom(t, clk.Now(), func(d time.Duration) bool { return d > 0 })
+		if wait > keyInterval {
+			t.Errorf("after failure %d the write waits %v, want at most the key interval %v", i, wait, keyInterval)
+		}
+		mustRecord(t, r, o) // coalesces into the queued retry
+		n++
+		clk.Step(wait)
+		<-attempts
+	}
+	// The sink answers again; the last occurrence comes now.
+	fail.Store(false)
+	wait = rn.awaitWaitFrom(t, clk.Now(), func(d time.Duration) bool { return d > 0 })
+	mustRecord(t, r, o)
+	n++
+	last := clk.Now()
+	if wait > keyInterval {
+		t.Fatalf("the last count would reach the sink %v after its occurrence, want within the key interval %v", wait, keyInterval)
+	}
+	clk.Step(wait)
+	if w := awaitWrite(t, writes); w.ev.Count != n || !w.update {
+		t.Fatalf("write after the recovery x%d update=%v, want an update x%d", w.ev.Count, w.update, n)
+	}
+	if late := clk.Since(last); late > keyInterval {
+		t.Fatalf("count delivered %v after the last occurrence", late)
+	}
+	rn.awaitWait(t, idle)
+	rn.stop()
+	checkBalance(t, r, "api")
+}
+
 func TestPendingBoundDropsOldestAndCounts(t *testing.T) {
 	api := &fakeSink{}
 	r, _ := newTest(t, Options{PendingMax: 3, AggregateMax: -1}, []Registration{DeliverTo("api", api)}, nil)

@@ -61,7 +61,9 @@ type Options struct {
 	// Past it the longest-waiting write is dropped (and counted).
 	PendingMax int
 	// RetryInitial and RetryMax bound the exponential backoff after a
-	// retryable sink error, per Event and for the sink as a whole.
+	// retryable sink error, per Event and for the sink as a whole. A wait,
+	// jitter included, never exceeds the sink's KeyInterval either, so a
+	// failure holds no count back longer than the key interval does.
 	RetryInitial time.Duration
 	RetryMax     time.Duration
 	// RetryJitter lengthens each retry wait by a random part of up to
@@ -103,7 +105,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RetryInitial, "event-retry-initial", o.RetryInitial,
 		"First backoff after a delivered sink fails; it doubles on each further failure.")
 	fs.DurationVar(&o.RetryMax, "event-retry-max", o.RetryMax,
-		"Longest backoff between retries while a delivered sink fails.")
+		"Longest backoff between retries while a delivered sink fails; a retry, jitter included, never waits longer than the sink's key interval.")
 	fs.Float64Var(&o.RetryJitter, "event-retry-jitter", o.RetryJitter,
 		"Random extra part of each retry wait, as a fraction of it, so agents failing together do not retry in step (negative: none).")
 	fs.DurationVar(&o.WriteTimeout, "event-write-timeout", o.WriteTimeout,

@@ -129,14 +129,16 @@ func newRecorder(opts Options, clk clock.WithTicker, log *slog.Logger, sinks []R
 				stats: SinkStats{Name: reg.Name, Mode: Stream}})
 		case Delivered:
 			batch, _ := reg.Sink.(BatchSink)
+			keyInterval := orDefault(reg.Limits.KeyInterval, opts.KeyInterval)
+			initial, most := retryBounds(opts, keyInterval)
 			r.delivered = append(r.delivered, &deliveredSink{
 				batch: batch,
 				idx:   len(r.delivered), name: reg.Name, sink: reg.Sink,
 				wake:        make(chan struct{}, 1),
-				backoff:     backoff.New(clk, opts.RetryInitial, opts.RetryMax).WithJitter(opts.RetryJitter, rand.Float64),
+				backoff:     backoff.New(clk, initial, most).WithJitter(opts.RetryJitter, rand.Float64),
 				limiter:     rate.NewLimiter(rate.Limit(orDefault(reg.Limits.QPS, opts.QPS)), orDefault(reg.Limits.Burst, opts.Burst)),
 				pendingMax:  orDefault(reg.Limits.PendingMax, opts.PendingMax),
-				keyInterval: orDefault(reg.Limits.KeyInterval, opts.KeyInterval),
+				keyInterval: keyInterval,
 				stats:       SinkStats{Name: reg.Name, Mode: Delivered},
 				dropLogs:    map[string]*dropLog{},
 			})
@@ -373,6 +375,24 @@ func (r *Recorder) enqueue(s *deliveredSink, e *entry, now time.Time) bool {
 	}
 	s.q.push(sl)
 	return true
+}
+
+// retryBounds returns the first and the longest retry delay of a delivered
+// sink with keyInterval. The longest, with its jitter, stays within the key
+// interval: a retry scheduled just before the sink recovers must not hold
+// the count back longer than the key interval would, so once the sink
+// answers again every count reaches it within keyInterval of its last
+// occurrence. During an outage the sink is still tried at most once per
+// delay, so the cap costs at most one attempt per key interval.
+func retryBounds(opts Options, keyInterval time.Duration) (initial, most time.Duration) {
+	most = opts.RetryMax
+	if opts.RetryJitter > 0 {
+		most = min(most, time.Duration(float64(keyInterval)/(1+opts.RetryJitter)))
+	} else {
+		most = min(most, keyInterval)
+	}
+	most = max(most, time.Nanosecond)
+	return min(opts.RetryInitial, most), most
 }
 
 // orDefault returns v, or def when v is not positive.
