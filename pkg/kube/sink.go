@@ -38,11 +38,18 @@ const (
 	DefaultMirrorTTL  = 30 * time.Second
 	DefaultMirrorWait = 3 * time.Second
 	DefaultJitter     = 2 * time.Second
-	// DefaultForbiddenPark: after a 403 or 401, writes wait this long
-	// before the API is asked again. RBAC is fixed by a person, not by a
-	// retry; a fleet of nodes must not hammer the API meanwhile.
+	// DefaultForbiddenPark: after repeated 403s or 401s, writes wait up to
+	// this long before the API is asked again. RBAC is fixed by a person,
+	// not by a retry; a fleet of nodes must not hammer the API meanwhile.
 	DefaultForbiddenPark = 2 * time.Minute
-	mirrorPoll           = 250 * time.Millisecond
+	// firstPark is the park after a first refusal; it doubles with each
+	// further one before a success, up to ForbiddenPark. A kube-apiserver that was
+	// just restarted answers 403 until its RBAC authorizer has read the
+	// roles and bindings (kubernetes/kubernetes#121635): a full park on
+	// that answer would hold every node's counts back long after the API
+	// is fine again.
+	firstPark  = time.Second
+	mirrorPoll = 250 * time.Millisecond
 )
 
 // SinkOptions tune a Sink. Zero values take the defaults.
@@ -58,9 +65,11 @@ type SinkOptions struct {
 	// retryable failure. pkg/events' backoff is deterministic, so without it
 	// thousands of nodes that lost the API together would retry in step.
 	Jitter time.Duration
-	// ForbiddenPark is how long writes are held back, without asking the
-	// API, after it refused podwatch's credentials; the Events keep their
-	// counts meanwhile. Default DefaultForbiddenPark; negative disables.
+	// ForbiddenPark is the longest writes are held back, without asking
+	// the API, after it refused podwatch's credentials: the first refusal
+	// holds them back for firstPark, each further one before a success
+	// twice as long, up to this; a success starts over. The Events keep their counts
+	// meanwhile. Default DefaultForbiddenPark; negative disables.
 	ForbiddenPark time.Duration
 }
 
@@ -79,6 +88,7 @@ type Sink struct {
 	forbidden map[string]bool                // 403 causes already logged
 	parked    time.Time                      // no API writes before this, after a 403/401
 	parkedBy  error                          // the refusal that parked them
+	refusals  int                            // 403/401 answers since the last success
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -356,6 +366,9 @@ func (s *Sink) getMirror(ctx context.Context, key ktypes.NamespacedName) (ktypes
 func (s *Sink) classify(ev *v1.Event, err error) error {
 	s.mu.Lock()
 	s.failing = err != nil && !permanent(err)
+	if err == nil {
+		s.refusals = 0
+	}
 	s.mu.Unlock()
 	if err == nil {
 		return nil
@@ -374,14 +387,21 @@ func (s *Sink) classify(ev *v1.Event, err error) error {
 	return err
 }
 
-// park holds writes back for ForbiddenPark after the API refused them.
+// park holds writes back after the API refused them: firstPark after the
+// first refusal since a success, doubling with each further one, up to
+// ForbiddenPark.
 func (s *Sink) park(err error) {
 	if s.opts.ForbiddenPark < 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.parked = s.clk.Now().Add(s.opts.ForbiddenPark)
+	s.refusals++
+	d := s.opts.ForbiddenPark
+	if n := s.refusals - 1; n < 32 {
+		d = min(d, firstPark<<n)
+	}
+	s.parked = s.clk.Now().Add(d)
 	s.parkedBy = err
 }
 

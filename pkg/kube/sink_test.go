@@ -168,6 +168,64 @@ func TestForbiddenLoggedOnceAndRetryable(t *testing.T) {
 	}
 }
 
+// A kube-apiserver just restarted answers 403 until its RBAC authorizer
+// has read the roles: one refusal holds writes back for a second, not for
+// the full park, or every node's counts would wait minutes after a short
+// outage. Further refusals double the park up to ForbiddenPark; a success
+// starts over.
+func TestForbiddenParkGrowsWithRefusals(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	clk := s.clk.(*clocktesting.FakeClock)
+	refuse := true
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if refuse {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "e.7", errors.New("no RBAC yet"))
+		}
+		return false, nil, nil
+	})
+	ctx := context.Background()
+	write := func(count int32) error {
+		s.mu.Lock()
+		s.failing = false // no jitter wait on the fake clock
+		s.mu.Unlock()
+		return s.Write(ctx, podEvent("e.7", count), false)
+	}
+	asked := func() int { return len(cs.Actions()) }
+	// parkedFor asserts writes are held back, the API not asked, for
+	// exactly d after a refusal.
+	parkedFor := func(d time.Duration) {
+		t.Helper()
+		clk.Step(d - time.Millisecond)
+		before := asked()
+		if err := write(1); !apierrors.IsForbidden(err) || asked() != before {
+			t.Fatalf("%v after a refusal: %v, API asked %d times; want held back without asking",
+				d-time.Millisecond, err, asked()-before)
+		}
+		clk.Step(time.Millisecond)
+	}
+	if err := write(1); !apierrors.IsForbidden(err) {
+		t.Fatalf("first write: %v, want Forbidden", err)
+	}
+	parkedFor(firstPark)
+	for _, d := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+		32 * time.Second, 64 * time.Second, DefaultForbiddenPark, DefaultForbiddenPark} {
+		before := asked()
+		if err := write(1); !apierrors.IsForbidden(err) || asked() == before {
+			t.Fatalf("write after the park: %v, API asked %d times; want the API's Forbidden", err, asked()-before)
+		}
+		parkedFor(d)
+	}
+	refuse = false
+	if err := write(2); err != nil {
+		t.Fatalf("write once granted: %v", err)
+	}
+	refuse = true
+	if err := write(3); !apierrors.IsForbidden(err) {
+		t.Fatalf("write refused again: %v", err)
+	}
+	parkedFor(firstPark) // the success started over
+}
+
 func TestForbiddenParksWritesWithoutAskingTheAPI(t *testing.T) {
 	s, cs, _ := newTestSink(t)
 	refuse := true
