@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,9 +68,12 @@ type SinkOptions struct {
 	Jitter time.Duration
 	// ForbiddenPark is the longest writes are held back, without asking
 	// the API, after it refused podwatch's credentials: the first refusal
-	// holds them back for firstPark, each further one before a success
-	// twice as long, up to this; a success starts over. The Events keep their counts
-	// meanwhile. Default DefaultForbiddenPark; negative disables.
+	// holds them back briefly, each further one before a success twice as
+	// long, up to this; a success starts over. A refusal within
+	// ForbiddenPark of the API failing to serve a write parks nothing: a
+	// server coming back up refuses until its RBAC has synced. The Events
+	// keep their counts meanwhile. Default DefaultForbiddenPark; negative
+	// disables.
 	ForbiddenPark time.Duration
 }
 
@@ -89,6 +93,7 @@ type Sink struct {
 	parked    time.Time                      // no API writes before this, after a 403/401
 	parkedBy  error                          // the refusal that parked them
 	refusals  int                            // 403/401 answers since the last success
+	downAt    time.Time                      // the last write the API did not serve (no answer, 5xx, 429)
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -364,11 +369,20 @@ func (s *Sink) getMirror(ctx context.Context, key ktypes.NamespacedName) (ktypes
 // classify turns an API error into what pkg/events acts on: permanent
 // (dropped and counted) or retryable (backed off, count kept).
 func (s *Sink) classify(ev *v1.Event, err error) error {
+	now := s.clk.Now()
 	s.mu.Lock()
 	s.failing = err != nil && !permanent(err)
 	if err == nil {
 		s.refusals = 0
 	}
+	if err != nil && notServing(err) {
+		s.downAt = now
+	}
+	// A server that was just down refuses every request until its RBAC
+	// authorizer has synced, which takes long on a large cluster
+	// (kubernetes/kubernetes#121635): such a refusal says nothing about
+	// podwatch's ClusterRole, and only the Recorder's retry backoff paces it.
+	warming := !s.downAt.IsZero() && now.Sub(s.downAt) < s.opts.ForbiddenPark
 	s.mu.Unlock()
 	if err == nil {
 		return nil
@@ -377,6 +391,8 @@ func (s *Sink) classify(ev *v1.Event, err error) error {
 	switch {
 	case permanent(err):
 		return events.Permanent(err)
+	case warming && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)):
+		s.log.Debug("refused by an API server that was just down, as before its RBAC has synced; not parked", "err", err)
 	case apierrors.IsForbidden(err):
 		s.logForbidden("write events", err)
 		s.park(err)
@@ -385,6 +401,17 @@ func (s *Sink) classify(ev *v1.Event, err error) error {
 		s.park(err)
 	}
 	return err
+}
+
+// notServing reports an error that says the API server is not serving:
+// no answer at all, or a 5xx or 429.
+func notServing(err error) bool {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) && st.Status().Code > 0 {
+		code := st.Status().Code
+		return code >= http.StatusInternalServerError || code == http.StatusTooManyRequests
+	}
+	return !permanent(err) && !errors.Is(err, context.Canceled)
 }
 
 // park holds writes back after the API refused them: firstPark after the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -224,6 +225,59 @@ func TestForbiddenParkGrowsWithRefusals(t *testing.T) {
 		t.Fatalf("write refused again: %v", err)
 	}
 	parkedFor(firstPark) // the success started over
+}
+
+// Refusals from a server that was just down (no answer, 5xx) are its RBAC
+// authorizer still syncing: they park nothing, however many, for
+// ForbiddenPark after the last such answer; then a refusal parks again.
+func TestRefusalsRightAfterTheAPIWasDownDoNotPark(t *testing.T) {
+	s, cs, lb := newTestSink(t)
+	clk := s.clk.(*clocktesting.FakeClock)
+	answer := error(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	cs.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, answer
+	})
+	ctx := context.Background()
+	asked := func() int { return len(cs.Actions()) }
+	write := func() error {
+		s.mu.Lock()
+		s.failing = false // no jitter wait on the fake clock
+		s.mu.Unlock()
+		return s.Write(ctx, podEvent("e.8", 1), false)
+	}
+	if err := write(); err == nil || errors.Is(err, events.ErrPermanent) {
+		t.Fatalf("write to an unreachable API: %v, want retryable", err)
+	}
+	clk.Step(time.Second)
+	answer = apierrors.NewServiceUnavailable("not ready")
+	if err := write(); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("write: %v, want 503", err)
+	}
+	answer = apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "e.8", errors.New("RBAC not synced"))
+	for range 20 {
+		clk.Step(5 * time.Second)
+		before := asked()
+		if err := write(); !apierrors.IsForbidden(err) || asked() == before {
+			t.Fatalf("at +%v after the 503: %v, API asked %d times; want the API's own refusal, not a park",
+				clk.Since(t0.Add(time.Second)), err, asked()-before)
+		}
+	}
+	if strings.Contains(lb.String(), "refused podwatch's credentials") {
+		t.Errorf("refusals of a server coming back up logged as an RBAC problem:\n%s", lb.String())
+	}
+	// Past ForbiddenPark since the API last failed to serve: a refusal is
+	// taken at its word, logged and parked.
+	clk.Step(DefaultForbiddenPark)
+	if err := write(); !apierrors.IsForbidden(err) {
+		t.Fatalf("refusal long after the outage: %v", err)
+	}
+	before := asked()
+	if err := write(); !apierrors.IsForbidden(err) || asked() != before {
+		t.Fatalf("write right after: %v, API asked %d times; want held back", err, asked()-before)
+	}
+	if !strings.Contains(lb.String(), "refused podwatch's credentials") {
+		t.Errorf("a lasting refusal not logged:\n%s", lb.String())
+	}
 }
 
 func TestForbiddenParksWritesWithoutAskingTheAPI(t *testing.T) {
