@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +169,23 @@ func (s *Server) StopAPIServer() {
 	stop(p)
 }
 
+// PauseAPIServer stops kube-apiserver with SIGSTOP: its port stays open
+// and requests hang, as behind a network partition, until ResumeAPIServer.
+func (s *Server) PauseAPIServer() error { return s.signalAPIServer(syscall.SIGSTOP) }
+
+// ResumeAPIServer continues a paused kube-apiserver.
+func (s *Server) ResumeAPIServer() error { return s.signalAPIServer(syscall.SIGCONT) }
+
+func (s *Server) signalAPIServer(sig syscall.Signal) error {
+	s.mu.Lock()
+	p := s.kube
+	s.mu.Unlock()
+	if p == nil {
+		return errors.New("kube-apiserver not running")
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
 func (s *Server) stopAll() {
 	s.StopAPIServer()
 	s.mu.Lock()
@@ -184,6 +202,7 @@ func stop(p *proc) {
 	if p == nil {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused one cannot act on the interrupt
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-p.done:

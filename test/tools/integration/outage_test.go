@@ -116,23 +116,51 @@ func apiCounts(ctx context.Context, c corev1client.CoreV1Interface) (map[string]
 
 // The fleet: 20 agents against one API server, each recording a
 // repeating InvalidManifest a few times per key interval; the API server
-// goes down for 15 s and comes back; the occurrences go on a little, then
+// goes away for 15 s and comes back; the occurrences go on a little, then
 // stop. Every node's final count must reach the API within the key interval
 // of its last occurrence, whatever retries happened before, plus a round
-// trip's slack. The restarted server answers 403 until its RBAC authorizer
-// has synced; the agents whose retry falls into that window (a few, on
-// most runs) are the ones a long park after a refusal, or a retry backoff
-// longer than the key interval, would hold back.
+// trip's slack. Two outages: the server stopped and restarted, which then
+// answers 403 until its RBAC authorizer has synced (the agents whose retry
+// falls into that window, a few on most runs, are the ones a long park
+// after a refusal, or a retry backoff longer than the key interval, would
+// hold back); and the server hung (SIGSTOP), so writes in flight run into
+// their timeout.
 func TestFleetCountsOnTimeAfterOutage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("keeps the API server down for 15 s, 20 agents")
+		t.Skip("keeps the API server away for 15 s, 20 agents")
 	}
 	t.Parallel()
+	const outage = 15 * time.Second
+	t.Run("restarted", func(t *testing.T) {
+		t.Parallel()
+		fleetOutage(t, func(s *apiserver.Server) (time.Time, error) {
+			s.StopAPIServer()
+			time.Sleep(outage)
+			err := s.StartAPIServer()
+			return time.Now(), err
+		})
+	})
+	t.Run("hung", func(t *testing.T) {
+		t.Parallel()
+		fleetOutage(t, func(s *apiserver.Server) (time.Time, error) {
+			if err := s.PauseAPIServer(); err != nil {
+				return time.Time{}, err
+			}
+			time.Sleep(outage)
+			err := s.ResumeAPIServer()
+			return time.Now(), err
+		})
+	})
+}
+
+// fleetOutage runs TestFleetCountsOnTimeAfterOutage with the outage given:
+// it takes the API server away, and back, returning when the server was
+// back (ready, or resumed).
+func fleetOutage(t *testing.T, outage func(*apiserver.Server) (time.Time, error)) {
 	const (
 		nodes       = 20
 		keyInterval = 5 * time.Second
 		every       = 1500 * time.Millisecond // a few occurrences per key interval
-		outage      = 15 * time.Second
 		// The sink's random wait before its first write after a failure,
 		// and a round trip.
 		slack = kube.DefaultJitter + time.Second
@@ -193,14 +221,12 @@ func TestFleetCountsOnTimeAfterOutage(t *testing.T) {
 		}
 		return true, nil
 	})
-	s.StopAPIServer()
 	down := time.Now()
-	time.Sleep(outage)
-	if err := s.StartAPIServer(); err != nil {
+	ready, err := outage(s)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ready := time.Now()
-	t.Logf("API server down for %v (until ready)", ready.Sub(down).Round(100*time.Millisecond))
+	t.Logf("API server away for %v (until ready)", ready.Sub(down).Round(100*time.Millisecond))
 	// One more occurrence per node, then none: the retries scheduled
 	// during the outage decide when the final counts land.
 	time.Sleep(every)
@@ -241,10 +267,14 @@ func TestFleetCountsOnTimeAfterOutage(t *testing.T) {
 
 	var late []time.Duration
 	var firstLate *fleetNode
-	refused := 0 // nodes the restarted server answered 403 before its RBAC was ready
+	refused := 0 // nodes the server answered 403 before its RBAC was ready
+	failed := map[string]uint64{}
 	for _, n := range fleet {
 		if n.apiStats().FailedByCode["403"] > 0 {
 			refused++
+		}
+		for code, k := range n.apiStats().FailedByCode {
+			failed[code] += k
 		}
 		at, ok := arrived[n.name]
 		if !ok {
@@ -266,12 +296,15 @@ func TestFleetCountsOnTimeAfterOutage(t *testing.T) {
 			t.Errorf("%s: drops %+v", n.name, st.Dropped)
 		}
 	}
+	if len(failed) == 0 {
+		t.Error("no write failed: the agents never saw the outage")
+	}
 	slices.Sort(late)
 	for i := range late {
 		late[i] = late[i].Round(10 * time.Millisecond)
 	}
-	t.Logf("%d nodes (%d refused with a 403 after the restart), key interval %v: lateness of the final count after the last occurrence or the recovery: median %v, max %v; all: %v",
-		nodes, refused, keyInterval, late[len(late)/2], late[len(late)-1], late)
+	t.Logf("%d nodes (%d refused with a 403 when back; failed writes by code %v), key interval %v: lateness of the final count after the last occurrence or the recovery: median %v, max %v; all: %v",
+		nodes, refused, failed, keyInterval, late[len(late)/2], late[len(late)-1], late)
 	if firstLate != nil {
 		t.Logf("log of %s:\n%s", firstLate.name, firstLate.log.String())
 	}
