@@ -170,6 +170,8 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 	switch {
 	case err == nil:
 		s.backoff.Reset(sinkBackoffID)
+	case errors.Is(err, ErrNotYet):
+		// The sink works; this write waits for something else.
 	case errors.Is(err, ErrPermanent), ctx.Err() != nil:
 		// Permanent: nothing to back off from. Shutting down, not failing:
 		// requeue for Flush without backoff.
@@ -185,6 +187,7 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 func (r *Recorder) settle(ctx context.Context, s *deliveredSink, j *job, err error) {
 	name := j.sl.e.name
 	switch {
+	case errors.Is(err, ErrNotYet):
 	case err == nil, errors.Is(err, ErrPermanent):
 		s.backoff.Reset(name)
 	case ctx.Err() != nil:
@@ -209,19 +212,32 @@ func (r *Recorder) settle(ctx context.Context, s *deliveredSink, j *job, err err
 		r.logDrop(s, sl, "permanent", &s.stats.Dropped.Permanent, now, err)
 		return
 	}
+	if after, ok := notYet(err); ok {
+		s.stats.Deferred++
+		r.log.Debug("event write held back by the sink", "sink", s.name, "event", name,
+			"count", j.ev.Count, "retryIn", after, "why", err)
+		r.requeue(s, sl, now.Add(after), now)
+		return
+	}
 	if ctx.Err() == nil {
 		s.stats.failed(err)
 		r.log.Debug("event write failed; will retry", "sink", s.name, "event", name,
 			"count", j.ev.Count, "retryIn", retryIn, "err", err)
 	}
+	r.requeue(s, sl, now.Add(retryIn), now)
+}
+
+// requeue queues sl's write again, to start no earlier than at, after an
+// attempt that did not deliver it; r.mu is held.
+func (r *Recorder) requeue(s *deliveredSink, sl *slot, at, now time.Time) {
 	if sl.queued {
 		// Newer occurrences queued another write; it carries this one's count.
 		s.stats.Coalesced++
-		s.q.delay(sl, now.Add(retryIn))
+		s.q.delay(sl, at)
 		return
 	}
 	sl.queued = true
-	sl.readyAt = now.Add(retryIn)
+	sl.readyAt = at
 	s.q.pushOldest(sl)
 	if s.q.len() > s.pendingMax {
 		old := s.q.oldest
@@ -250,6 +266,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 }
 
 func (r *Recorder) drain(ctx context.Context, s *deliveredSink) error {
+	ctx = context.WithValue(ctx, finalKey{}, true)
 	var t alarm
 	defer t.stop()
 	for ctx.Err() == nil {
