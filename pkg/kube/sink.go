@@ -37,7 +37,7 @@ const AnnotationRetargeted = "podwatch.io/retargeted-from"
 // Defaults of SinkOptions.
 const (
 	DefaultMirrorTTL  = 30 * time.Second
-	DefaultMirrorWait = 3 * time.Second
+	DefaultMirrorWait = 2 * time.Minute
 	DefaultJitter     = 2 * time.Second
 	// DefaultForbiddenPark: after repeated 403s or 401s, writes wait up to
 	// this long before the API is asked again. RBAC is fixed by a person,
@@ -49,8 +49,14 @@ const (
 	// roles and bindings (kubernetes/kubernetes#121635): a full park on
 	// that answer would hold every node's counts back long after the API
 	// is fine again.
-	firstPark  = time.Second
-	mirrorPoll = 250 * time.Millisecond
+	firstPark = time.Second
+	// addedWait bounds the hold of a StaticPodAdded: the kubelet creates
+	// the mirror pod as soon as it syncs a new static pod, so one that is
+	// still missing may never come (its namespace does not exist, say).
+	addedWait = 10 * time.Second
+	// mirrorRecheck bounds the wait between two looks for a mirror pod an
+	// Event is held back for; the first look again is sooner.
+	mirrorRecheck = 5 * time.Second
 )
 
 // SinkOptions tune a Sink. Zero values take the defaults.
@@ -59,8 +65,10 @@ type SinkOptions struct {
 	Node string
 	// MirrorTTL is how long a mirror pod's uid is reused without a new get.
 	MirrorTTL time.Duration
-	// MirrorWait bounds the wait for the kubelet to recreate a mirror pod
-	// after a StaticPodUpdated, within the write's own deadline.
+	// MirrorWait bounds how long a StaticPodUpdated is held back for the
+	// mirror pod the kubelet creates for the change, a StaticPodAdded at
+	// most addedWait of it (see mirrorFor). Other Events are written
+	// meanwhile. Default DefaultMirrorWait; negative: nothing is held back.
 	MirrorWait time.Duration
 	// Jitter is the longest random wait before the first write after a
 	// retryable failure. pkg/events' backoff is deterministic, so without it
@@ -94,6 +102,7 @@ type Sink struct {
 	parkedBy  error                          // the refusal that parked them
 	refusals  int                            // 403/401 answers since the last success
 	downAt    time.Time                      // the last write the API did not serve (no answer, 5xx, 429)
+	held      map[string]time.Time           // Events held back for their mirror pod, by name: since when
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -131,6 +140,7 @@ func NewSink(client API, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*
 		mirrors:   map[ktypes.NamespacedName]mirror{},
 		retarget:  map[ktypes.NamespacedName]bool{},
 		forbidden: map[string]bool{},
+		held:      map[string]time.Time{},
 	}, nil
 }
 
@@ -147,9 +157,55 @@ func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
 	if update {
 		err = s.update(ctx, ev)
 	} else {
-		err = s.create(ctx, ev, true)
+		out, ready := s.apiCopy(ctx, ev)
+		if !ready {
+			if wait, hold := s.hold(ctx, ev); hold {
+				return events.NotYet(wait, "the kubelet has not yet created the mirror pod "+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name+" for this change")
+			}
+		}
+		err = s.createCopy(ctx, ev, out, true)
+	}
+	if err == nil {
+		s.mu.Lock()
+		delete(s.held, ev.Name)
+		s.mu.Unlock()
 	}
 	return s.classify(ev, err)
+}
+
+// hold says whether ev, whose mirror pod is not there yet, is to wait for
+// it, and how long until the next look: until MirrorWait has passed since it
+// was first held back, and never in Flush's final writes. The looks grow
+// apart, so a pod that never gets one (a kubelet without an API server)
+// costs a few reads.
+func (s *Sink) hold(ctx context.Context, ev *v1.Event) (time.Duration, bool) {
+	bound := s.opts.MirrorWait
+	if ev.Reason == types.ReasonAdded {
+		bound = min(bound, addedWait)
+	}
+	if events.Final(ctx) || bound < 0 {
+		return 0, false
+	}
+	now := s.clk.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	since, ok := s.held[ev.Name]
+	if !ok {
+		for name, at := range s.held {
+			if now.Sub(at) > 2*max(s.opts.MirrorWait, addedWait) {
+				delete(s.held, name) // dropped or gone since
+			}
+		}
+		since = now
+		s.held[ev.Name] = now
+	}
+	waited := now.Sub(since)
+	if waited >= bound {
+		s.log.Info("no mirror pod for a static pod change within the mirror wait: its Event is written without it, so `kubectl describe pod` may not show it",
+			"pod", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name, "event", ev.Name, "reason", ev.Reason, "waited", waited)
+		return 0, false
+	}
+	return min(max(waited/2, time.Second), mirrorRecheck, bound-waited), true
 }
 
 // jitter waits a random time up to Jitter (and at most half the time left
@@ -195,7 +251,12 @@ func (s *Sink) update(ctx context.Context, ev *v1.Event) error {
 // create creates the Event. A create the API already has (an earlier
 // attempt timed out after it was stored, or a restart) becomes a patch.
 func (s *Sink) create(ctx context.Context, ev *v1.Event, again bool) error {
-	out := s.apiCopy(ctx, ev)
+	out, _ := s.apiCopy(ctx, ev)
+	return s.createCopy(ctx, ev, out, again)
+}
+
+// createCopy is create with out, ev's apiCopy.
+func (s *Sink) createCopy(ctx context.Context, ev, out *v1.Event, again bool) error {
 	_, err := s.client.Events(out.Namespace).Create(ctx, out, metav1.CreateOptions{})
 	switch {
 	case err == nil:
@@ -275,9 +336,10 @@ func (s *Sink) namespace(ev *v1.Event) string {
 // apiCopy is the Event as the API gets it: re-targeted at the Node when its
 // namespace is gone, or with the mirror pod's uid. The uid is set only here,
 // never in the compression key, so a mirror pod recreated with a new hash
-// does not split one happening into two Events.
-func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) *v1.Event {
-	out := ev.DeepCopy()
+// does not split one happening into two Events. ready is false while the
+// mirror pod a change makes is not there yet (see mirrorFor).
+func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, ready bool) {
+	out = ev.DeepCopy()
 	out.ResourceVersion = ""
 	out.UID = ""
 	if s.namespace(ev) != ev.Namespace {
@@ -289,63 +351,70 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) *v1.Event {
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[AnnotationRetargeted] = pod
-		return out
+		return out, true
 	}
+	ready = true
 	if out.InvolvedObject.Kind == "Pod" && out.InvolvedObject.UID == "" {
-		out.InvolvedObject.UID = s.mirrorUID(ctx, ev)
+		out.InvolvedObject.UID, ready = s.mirrorFor(ctx, ev)
 	}
-	return out
+	return out, ready
 }
 
-// mirrorUID returns the mirror pod's config hash, or "" when unknown. After
-// a StaticPodUpdated the kubelet recreates the mirror pod with a new hash:
-// the cached one is then stale, and a short wait (bounded by MirrorWait and
-// the write's deadline) lets the new pod appear. Failing to read it never
-// fails the write: the Event still shows in `kubectl events --for pod/NAME`.
-func (s *Sink) mirrorUID(ctx context.Context, ev *v1.Event) ktypes.UID {
+// mirrorFor returns the uid Pod Event ev is to carry: its mirror pod's
+// config hash, which the kubelet also gives the Events it records about the
+// static pod, or "" when unknown. ready is false while the mirror pod the
+// change ev reports makes is not there yet:
+//
+//   - the kubelet creates a static pod's mirror pod only once it syncs the
+//     pod, so a StaticPodAdded waits for one to exist;
+//   - after a StaticPodUpdated (a new UID) it deletes the old mirror pod and
+//     creates the new one only when it starts the new pod, once the old one
+//     stopped, seconds later: the update waits for a mirror pod created
+//     since the change, or with another hash than the one seen before it.
+//
+// Failing to read it never holds the write back: the Event still shows in
+// `kubectl events --for pod/NAME`.
+func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, ready bool) {
 	key := ktypes.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 	since := ev.FirstTimestamp.Time
 	now := s.clk.Now()
 	s.mu.Lock()
 	old, ok := s.mirrors[key]
 	s.mu.Unlock()
-	if ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
-		return old.uid
+	change := ev.Reason == types.ReasonAdded || ev.Reason == types.ReasonUpdated
+	if !change && ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
+		return old.uid, true
 	}
-	wait := ev.Reason == types.ReasonUpdated && ok && old.uid != ""
-	deadline := now.Add(s.opts.MirrorWait)
-	if dl, has := ctx.Deadline(); has {
-		if half := now.Add(dl.Sub(now) / 2); half.Before(deadline) {
-			deadline = half
-		}
+	pod, err := s.getMirror(ctx, key)
+	if err != nil && !apierrors.IsNotFound(err) {
+		// Forbidden, unreachable: keep what we knew.
+		return old.uid, true
 	}
-	for {
-		uid, err := s.getMirror(ctx, key)
-		if err == nil && (!wait || uid != old.uid && uid != "") {
+	if pod != nil {
+		uid = ktypes.UID(pod.Annotations[MirrorAnnotation])
+	}
+	if ev.Reason == types.ReasonUpdated {
+		// Creation times are whole seconds: one in the change's own second
+		// may be the old pod's. The read from before the change is kept
+		// until the new pod is found, to compare with.
+		created := pod != nil && pod.CreationTimestamp.Time.After(since)
+		replaced := ok && old.at.Before(since) && uid != old.uid
+		ready = uid != "" && (created || replaced)
+		if ready {
 			s.remember(key, uid)
-			return uid
 		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			// Forbidden, unreachable: keep what we knew.
-			return old.uid
-		}
-		if !wait || !s.clk.Now().Add(mirrorPoll).Before(deadline) {
-			if ev.Reason == types.ReasonRemoved && uid == "" {
-				// The kubelet deletes the mirror pod of a removed static pod:
-				// the last known hash still names it.
-				return old.uid
-			}
-			s.remember(key, uid)
-			return uid
-		}
-		t := s.clk.NewTimer(mirrorPoll)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return old.uid
-		}
+		return uid, ready
 	}
+	s.remember(key, uid)
+	switch {
+	case ev.Reason == types.ReasonAdded:
+		return uid, uid != ""
+	case ev.Reason == types.ReasonRemoved && uid == "":
+		// The kubelet deletes the mirror pod of a removed static pod: the
+		// last known hash still names it.
+		return old.uid, true
+	}
+	return uid, true
 }
 
 func (s *Sink) remember(key ktypes.NamespacedName, uid ktypes.UID) {
@@ -354,16 +423,16 @@ func (s *Sink) remember(key ktypes.NamespacedName, uid ktypes.UID) {
 	s.mu.Unlock()
 }
 
-// getMirror reads the annotation; a missing pod is ("", NotFound).
-func (s *Sink) getMirror(ctx context.Context, key ktypes.NamespacedName) (ktypes.UID, error) {
+// getMirror reads the mirror pod; a missing pod is (nil, NotFound).
+func (s *Sink) getMirror(ctx context.Context, key ktypes.NamespacedName) (*v1.Pod, error) {
 	pod, err := s.client.Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
 			s.logForbidden("get pods", err)
 		}
-		return "", err
+		return nil, err
 	}
-	return ktypes.UID(pod.Annotations[MirrorAnnotation]), nil
+	return pod, nil
 }
 
 // classify turns an API error into what pkg/events acts on: permanent

@@ -340,8 +340,9 @@ func TestWriteRateAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The sink's clock is the real one: a pod Event's first write reads
-		// the mirror pod (there is none here), and nothing else waits.
-		sink, err := kube.NewSink(client, kube.SinkOptions{Node: node}, nil, nil)
+		// the mirror pod. No kubelet makes one here, so no write waits for
+		// it.
+		sink, err := kube.NewSink(client, kube.SinkOptions{Node: node, MirrorWait: -1}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
