@@ -739,7 +739,7 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 	return delays, estimated
 }
 
-func startPodwatch(t *testing.T, path, node, criSocket string) *podwatch {
+func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*agent.Options)) *podwatch {
 	t.Helper()
 	opts := agent.DefaultOptions()
 	// podwatch follows each change to the pods the kubelet runs, through
@@ -755,6 +755,9 @@ func startPodwatch(t *testing.T, path, node, criSocket string) *podwatch {
 	opts.Output = "json"
 	opts.StateDir = t.TempDir()
 	opts.Metrics.BindAddress = "0"
+	for _, edit := range edits {
+		edit(&opts)
+	}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,10 @@ type Config struct {
 	// TrailingSlash writes staticPodPath with a trailing slash, as many
 	// hand-written configs have it.
 	TrailingSlash bool
+	// Kubeconfig, when set, connects the kubelet to an API server: it
+	// registers its Node and creates a mirror pod for each static pod.
+	// Empty: standalone, as the scenarios run it.
+	Kubeconfig string
 }
 
 // Kubelet is a running kubelet.
@@ -210,7 +214,11 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if err := os.WriteFile(conf, []byte(config(staticPodPath, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
-	if k.cmd, err = isolated(cfg.Dir, cfg.Binary, "--config="+conf, "--hostname-override="+cfg.NodeName, "--v=2", "--vmodule=file=3"); err != nil {
+	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3"}
+	if cfg.Kubeconfig != "" {
+		argv = append(argv, "--kubeconfig="+cfg.Kubeconfig)
+	}
+	if k.cmd, err = isolated(cfg.Dir, argv...); err != nil {
 		return nil, err
 	}
 	k.cmd.Dir = cwd

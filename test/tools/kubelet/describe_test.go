@@ -1,0 +1,298 @@
+//go:build linux
+
+package kubelet_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podwatch/podwatch/pkg/agent"
+	"github.com/podwatch/podwatch/pkg/types"
+	"github.com/podwatch/podwatch/test/tools/apiserver"
+	"github.com/podwatch/podwatch/test/tools/kubelet"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/describe.golden from this run")
+
+// describeNode is the node of the describe test; its own, so the mirror
+// pods are the only ones on it.
+const describeNode = "node-1"
+
+// TestDescribeShowsTheKubeletsWork runs the kubelet against a real API
+// server, so it registers its Node and creates a mirror pod for each static
+// pod, and podwatch beside it with the RBAC of deploy/kubernetes and the
+// fake CRI. A static pod is added and then edited; what `kubectl describe
+// pod` shows of it afterwards is the transcript in the README, kept in
+// testdata/describe.golden (-update rewrites both from a run).
+func TestDescribeShowsTheKubeletsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
+	}
+	dir := t.TempDir()
+	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
+		t.Skip(err)
+	}
+	bin, err := apiserver.BuildKubelet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	s := apiserver.Start(t)
+	deploy, err := filepath.Abs(filepath.Join("..", "..", "..", "deploy", "kubernetes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.Kubectl(ctx, apiserver.AdminToken, "apply", "-f", deploy); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	token, err := s.Kubectl(ctx, apiserver.AdminToken, "create", "token", "podwatch", "-n", "podwatch", "--duration=1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	podwatchConfig, err := s.WriteKubeconfig(strings.TrimSpace(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeletConfig, err := s.WriteKubeconfig(apiserver.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: describeNode, Kubeconfig: kubeletConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Errorf("kubelet stop: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
+		}
+	})
+	pw := startPodwatch(t, k.Manifests, describeNode, k.CRISocket, func(o *agent.Options) {
+		o.Kube.Kubeconfig = podwatchConfig
+	})
+	admin, err := kubernetes.NewForConfig(s.Config(apiserver.AdminToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const ns, pod = "kube-system", "web-" + describeNode
+	manifest := filepath.Join(k.Manifests, "web.yaml")
+	started := func(n int) func([]v1.Event) bool {
+		return func(evs []v1.Event) bool {
+			seen := map[string]int32{} // Event name -> count
+			for _, ev := range evs {
+				if ev.Reason == types.ReasonStarted && ev.InvolvedObject.Name == pod {
+					seen[ev.Name] = ev.Count
+				}
+			}
+			total := 0
+			for _, c := range seen {
+				total += int(c)
+			}
+			return total >= n
+		}
+	}
+	for i, image := range []string{"registry.example/web:1", "registry.example/web:2"} {
+		if err := os.WriteFile(manifest, []byte(webManifest(image)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.wait(ctx, started(i+1)); err != nil {
+			t.Fatalf("podwatch's StaticPodStarted #%d: %v\npodwatch said:\n%s", i+1, err, pw.dump(t))
+		}
+	}
+	// The kubelet recreates the mirror pod for the edit; describe selects
+	// Events by its config hash, so podwatch's show once they carry it.
+	var describe string
+	apiCtx, apiCancel := context.WithTimeout(ctx, time.Minute)
+	defer apiCancel()
+	err = wait.PollUntilContextCancel(apiCtx, time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil || !strings.HasSuffix(p.Spec.Containers[0].Image, ":2") {
+			return false, nil
+		}
+		if _, ok := p.Annotations["kubernetes.io/config.mirror"]; !ok {
+			return false, fmt.Errorf("the kubelet's mirror pod has no config.mirror annotation: %v", p.Annotations)
+		}
+		if describe, err = s.Kubectl(ctx, apiserver.AdminToken, "describe", "pod", "-n", ns, pod); err != nil {
+			return false, err
+		}
+		n := map[string]int{}
+		for _, row := range podwatchRows(eventRows(describe)) {
+			n[row[1]]++
+		}
+		// The add and its start are the old UID's, whose mirror pod is gone.
+		return n[types.ReasonUpdated] == 1 && n[types.ReasonStarted] == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("podwatch's Events in kubectl describe: %v\nkubectl describe said:\n%s\npodwatch said:\n%s", err, describe, pw.dump(t))
+	}
+	t.Logf("kubectl describe pod:\n%s", describe)
+	rows := eventRows(describe)
+	golden := filepath.Join("testdata", "describe.golden")
+	readme := filepath.Join("..", "..", "..", "README.md")
+	if *update {
+		if err := os.WriteFile(golden, []byte(table(rows)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := replaceBlock(readme, table(rows)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sortedRows(podwatchRows(rows)), sortedRows(podwatchRows(eventRows("\nEvents:\n"+string(want)))); got != want {
+		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and the README):\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block, _ := readmeBlock(string(text)); block != table(eventRows("\nEvents:\n"+string(want))) {
+		t.Errorf("README's kubectl describe transcript is not %s (-update rewrites both)", golden)
+	}
+}
+
+// webManifest is the static pod of the describe test, running image.
+func webManifest(image string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: kube-system
+spec:
+  containers:
+  - name: web
+    image: %s
+`, image)
+}
+
+// ageOrTime matches what changes from run to run in describe's Events:
+// ages ("12s", "2m3s", "(x2 over 14s)") and the times podwatch measured.
+var ageOrTime = regexp.MustCompile(`\b\d+(\.\d+)?\s?(ms|s|m|h)\b|\b(\d+m)?\d+s\b`)
+
+// podUID is the static pod's UID in the kubelet's messages: it hashes the
+// manifest's path, a temporary folder.
+var podUID = regexp.MustCompile(`\([0-9a-f]{32}\)`)
+
+// eventRows are the rows of describe's Events table, header included, each
+// column with every age and measured time replaced by "<t>", and pod UIDs
+// by "<uid>".
+func eventRows(describe string) [][]string {
+	_, after, ok := strings.Cut(describe, "\nEvents:\n")
+	if !ok {
+		return nil
+	}
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(after, "\n"), "\n") {
+		cols := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+		for i := range cols {
+			cols[i] = ageOrTime.ReplaceAllString(cols[i], "<t>")
+			cols[i] = podUID.ReplaceAllString(cols[i], "(<uid>)")
+		}
+		rows = append(rows, cols)
+	}
+	return rows
+}
+
+// podwatchRows are the rows podwatch's Events make: Type, Reason, Age,
+// From, Message.
+func podwatchRows(rows [][]string) [][]string {
+	var out [][]string
+	for _, r := range rows {
+		if len(r) == 5 && strings.HasPrefix(r[3], "podwatch") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sortedRows is rows in byte order, one per line: describe orders Events
+// by lastTimestamp, to the second, so two in one second come either way.
+func sortedRows(rows [][]string) string {
+	lines := make([]string, 0, len(rows))
+	for _, r := range rows {
+		lines = append(lines, strings.Join(r, " | "))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// table is rows aligned as describe aligns them.
+func table(rows [][]string) string {
+	var b bytes.Buffer
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(w, "  "+strings.Join(r, "\t"))
+	}
+	w.Flush()
+	return b.String()
+}
+
+// The README's transcript sits between these lines, inside a code block.
+const (
+	readmeBegin = "<!-- describe transcript: test/tools/kubelet/testdata/describe.golden -->\n"
+	readmeEnd   = "<!-- end of describe transcript -->\n"
+)
+
+// readmeBlock returns the Events rows of the README's transcript and where
+// they sit in text.
+func readmeBlock(text string) (string, [2]int) {
+	i := strings.Index(text, readmeBegin)
+	j := strings.Index(text, readmeEnd)
+	if i < 0 || j < i {
+		return "", [2]int{}
+	}
+	block := text[i+len(readmeBegin) : j]
+	_, rows, ok := strings.Cut(block, "Events:\n")
+	if !ok {
+		return "", [2]int{}
+	}
+	rows = strings.TrimSuffix(rows, "```\n")
+	start := i + len(readmeBegin) + strings.Index(block, "Events:\n") + len("Events:\n")
+	return rows, [2]int{start, start + len(rows)}
+}
+
+// replaceBlock writes rows into the README's transcript.
+func replaceBlock(readme, rows string) error {
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	text := string(b)
+	if _, at := readmeBlock(text); at != [2]int{} {
+		text = text[:at[0]] + rows + text[at[1]:]
+		return os.WriteFile(readme, []byte(text), 0o644)
+	}
+	return fmt.Errorf("%s has no describe transcript between %q and %q", readme, readmeBegin, readmeEnd)
+}
+
+// logText is podwatch's log so far.
+func (p *podwatch) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
