@@ -82,6 +82,7 @@ func DefaultOptions() Options {
 	return Options{
 		Metrics:         metrics.DefaultOptions(),
 		Relist:          relist.DefaultOptions(),
+		Follow:          follow.Options{MinRunning: follow.DefaultMinRunning},
 		NodeName:        DefaultNodeName(),
 		Output:          events.OutputText,
 		StateDir:        DefaultStateDir,

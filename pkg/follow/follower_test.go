@@ -157,6 +157,36 @@ func TestUpdateBackToAnEarlierUID(t *testing.T) {
 	one(t, h.at(3*time.Second), types.ReasonStarted, v1.EventTypeNormal, "2.0 s after it was written")
 }
 
+// With MinRunning a container seen running counts only once it has run
+// that long: one that crashes a second after it starts did not start the
+// pod, and the deadline says what it does instead.
+func TestMinRunning(t *testing.T) {
+	h := newHarness(t)
+	h.f = New(Options{Deadline: deadline, MinRunning: 5 * time.Second}, h.rt, h.clk, nil, h.out.emit, h.obs, nil)
+	h.submit(types.OpAdd, 0, apiPod(""))
+	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
+	id := h.rt.container("sb1", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
+	none(t, h.at(3*time.Second)) // running for 1 s
+	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+	none(t, h.at(4*time.Second))
+	// The kubelet starts it again; it crashes again a second later, and
+	// is seen running in between.
+	id = h.rt.container("sb1", "kube-apiserver", "img", 1, t0.Add(20*time.Second))
+	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_RUNNING, 0, "")
+	none(t, h.at(21*time.Second))
+	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+	one(t, h.at(deadline), types.ReasonNotStarted, v1.EventTypeWarning, "container kube-apiserver exited with code 1 (Error)")
+
+	// A container that stays up is started, its time still the runtime's.
+	h = newHarness(t)
+	h.f = New(Options{Deadline: deadline, MinRunning: 5 * time.Second}, h.rt, h.clk, nil, h.out.emit, h.obs, nil)
+	h.submit(types.OpAdd, 0, apiPod(""))
+	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
+	h.rt.container("sb1", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
+	none(t, h.at(6*time.Second)) // running for 4 s
+	one(t, h.at(7*time.Second), types.ReasonStarted, v1.EventTypeNormal, "runs the change from kube-apiserver.yaml 2.0 s after it was written")
+}
+
 // What is seen instead is said: the container exited with its code and
 // reason, not created, created but not started, the sandbox not ready.
 func TestNotStartedSaysWhatIsSeen(t *testing.T) {
@@ -355,6 +385,8 @@ func TestOptions(t *testing.T) {
 		{Options{Deadline: -time.Second}, "--follow-deadline must not be negative"},
 		{Options{PollInterval: time.Minute, IdlePollInterval: 10 * time.Second}, "--follow-poll-interval 1m0s is longer than --follow-idle-poll-interval 10s"},
 		{Options{PollInterval: 5 * time.Second, IdlePollInterval: time.Hour, Deadline: time.Second}, "longer than --follow-deadline"},
+		{Options{MinRunning: -time.Second}, "--follow-min-running must not be negative"},
+		{Options{MinRunning: time.Minute, Deadline: time.Minute}, "--follow-min-running 1m0s is not shorter than --follow-deadline 1m0s"},
 	} {
 		err := tt.o.Validate()
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {

@@ -189,6 +189,10 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			problem(pc, p)
 			continue
 		}
+		if up := f.clk.Since(created(c.GetCreatedAt())); f.opts.MinRunning > 0 && c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && up < f.opts.MinRunning {
+			problem(types.CauseContainerNotRunning, fmt.Sprintf("container %s running for only %v (--follow-min-running %v)", name, up.Round(100*time.Millisecond), f.opts.MinRunning))
+			continue
+		}
 		if at := created(c.GetCreatedAt()); at.After(last) {
 			last = at
 		}

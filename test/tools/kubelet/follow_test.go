@@ -42,6 +42,11 @@ const (
 	// kubelet waits anyway before it starts a restarted pod's new UID, so
 	// that the new pod is held up by it.
 	stopDelay = 20 * time.Second
+	// minRunning is --follow-min-running; flakyUptime is how long the flaky
+	// pod's container runs before it crashes, each time: seen running, but
+	// not for long enough.
+	minRunning  = 3 * time.Second
+	flakyUptime = time.Second
 	// noPullImage is an image whose pull the runtime refuses.
 	noPullImage = "registry.invalid/never:1"
 )
@@ -170,6 +175,14 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 			ev := pw.awaitNotStarted(ctx, t, "crash", wrote, "container main exited with code 1 (Error)")
 			record("crash loop: write to StaticPodNotStarted %v: %s", ev.at.Sub(wrote).Round(time.Millisecond), ev.ev.Message)
 		})
+		// Every start of the container runs for a second, then it exits
+		// with code 1: polls see it running, but it did not start the pod.
+		t.Run("crash-after-start", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.write(t, k, "flaky", "registry.example/app:1")
+			ev := pw.awaitNotStarted(ctx, t, "flaky", wrote, "container main")
+			record("crash %v after each start: write to StaticPodNotStarted %v: %s", flakyUptime, ev.at.Sub(wrote).Round(time.Millisecond), ev.ev.Message)
+		})
 		// The image cannot be pulled: the sandbox runs, the container is
 		// never created. The kubelet's waiting reason (ErrImagePull, then
 		// ImagePullBackOff) lives in the pod status only, which a
@@ -223,13 +236,19 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 		t.Logf("podwatch printed:\n%s", pw.dump())
 		return
 	}
-	// podwatch's metrics say what is overdue now: the crash loop and the
-	// image never pulled, each by its cause.
+	// podwatch's metrics say what is overdue now: the two crash loops and
+	// the image never pulled, each by its cause.
 	mfs := pw.scrape(t)
-	for _, c := range []types.FollowCause{types.CauseContainerExited, types.CauseContainerNotCreated} {
-		if got := testutil.MetricValue(mfs, "podwatch_follow_overdue_pods", "reason", types.ReasonNotStarted, "cause", string(c)); got != 1 {
-			t.Errorf("podwatch_follow_overdue_pods{cause=%q} = %v, want 1", c, got)
-		}
+	overdue := func(c types.FollowCause) float64 {
+		return testutil.MetricValue(mfs, "podwatch_follow_overdue_pods", "reason", types.ReasonNotStarted, "cause", string(c))
+	}
+	if got := overdue(types.CauseContainerNotCreated); got != 1 {
+		t.Errorf("podwatch_follow_overdue_pods{cause=container_not_created} = %v, want 1", got)
+	}
+	// The crash loop's container is exited; the flaky one's exited or
+	// up for less than minRunning, whichever the last poll saw.
+	if got := overdue(types.CauseContainerExited) + overdue(types.CauseContainerNotRunning); got != 2 {
+		t.Errorf("podwatch_follow_overdue_pods{cause=container_exited|container_not_running} = %v, want 2", got)
 	}
 	if got := testutil.MetricValue(mfs, "podwatch_follow_duration_seconds", "reason", types.ReasonStarted); got < 5 {
 		t.Errorf("podwatch_follow_duration_seconds{reason=StaticPodStarted} has %v samples, want the 5 starts", got)
@@ -238,8 +257,9 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 }
 
 // drive is how the fake CRI behaves for the scenarios' pods: the crash
-// pod's container exits at every start, the image noPullImage is never
-// pulled, and the slowstop pod's containers take stopDelay to stop.
+// pod's container exits at every start, the flaky pod's flakyUptime after
+// it, the image noPullImage is never pulled, and the slowstop pod's
+// containers take stopDelay to stop.
 func drive(k *kubelet.Kubelet) kubelet.Interceptor {
 	rs := k.Runtime()
 	podOf := func(id string) string {
@@ -266,6 +286,21 @@ func drive(k *kubelet.Kubelet) kubelet.Interceptor {
 				now := time.Now().UnixNano()
 				c.State, c.StartedAt, c.FinishedAt, c.ExitCode, c.Reason = runtimeapi.ContainerState_CONTAINER_EXITED, now, now, 1, "Error"
 				return &runtimeapi.StartContainerResponse{}, nil
+			}
+			if podOf(r.GetContainerId()) == "flaky-"+followNode {
+				resp, err := call()
+				if err == nil {
+					id := r.GetContainerId()
+					// The crash the scenario is about, not a wait for a condition.
+					time.AfterFunc(flakyUptime, func() {
+						rs.Lock()
+						defer rs.Unlock()
+						if c := rs.Containers[id]; c != nil && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+							c.State, c.FinishedAt, c.ExitCode, c.Reason = runtimeapi.ContainerState_CONTAINER_EXITED, time.Now().UnixNano(), 1, "Error"
+						}
+					})
+				}
+				return resp, err
 			}
 		case *runtimeapi.StopContainerRequest:
 			if podOf(r.GetContainerId()) == "slowstop-"+followNode {
@@ -378,7 +413,7 @@ func startFollower(ctx context.Context, t *testing.T, path, criSocket string, mo
 	t.Helper()
 	opts := agent.DefaultOptions()
 	opts.RuntimeEndpoint = "unix://" + criSocket
-	opts.Follow = follow.Options{Deadline: followDeadline, PollInterval: 200 * time.Millisecond, IdlePollInterval: time.Second}
+	opts.Follow = follow.Options{Deadline: followDeadline, PollInterval: 200 * time.Millisecond, IdlePollInterval: time.Second, MinRunning: minRunning}
 	opts.Source.Path = path
 	opts.Source.FileCheckFrequency = 2 * time.Second // the kubelet's, in kubelet.Start
 	opts.Source.SettleDelay = 100 * time.Millisecond
