@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -404,7 +405,11 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	case contentChanged:
 		parts = append(parts, "metadata changed")
 	case restyled:
-		parts = append(parts, "no field changed, but the manifest changed in a way the kubelet's config hash sees (an empty list or map written out or dropped, a quantity spelt another way, or a default written out)")
+		if r := respelt(p.Spelt, f.Pod.Spelt); len(r) > 0 {
+			parts = append(parts, strings.Join(r, "; ")+" (the same quantity spelt another way, which the kubelet's config hash sees)")
+		} else {
+			parts = append(parts, "no field changed, but the manifest changed in a way the kubelet's config hash sees (an empty list or map written out or dropped, or a default written out)")
+		}
 	}
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
@@ -655,4 +660,38 @@ func ignoredMessage(f *types.File) string {
 		}
 	}
 	return fmt.Sprintf("%s: the kubelet silently ignores %s", f.Name, strings.Join(parts, "; "))
+}
+
+// respelt names the quantities written another way between two pods with
+// the same fields, by path, as "path: old -> new" in path order. A path
+// one side lacks was written canonically there, which the other side's
+// text, parsed, gives.
+func respelt(old, cur map[string]string) []string {
+	var out []string
+	paths := append(slices.Collect(maps.Keys(old)), slices.Collect(maps.Keys(cur))...)
+	slices.Sort(paths)
+	for _, path := range slices.Compact(paths) {
+		a, b := old[path], cur[path]
+		if a == b {
+			continue
+		}
+		if a == "" {
+			a = canonicalQuantity(b)
+		}
+		if b == "" {
+			b = canonicalQuantity(a)
+		}
+		out = append(out, fmt.Sprintf("%s: %s -> %s", path, a, b))
+	}
+	return out
+}
+
+// canonicalQuantity is text's canonical form, as a file that wrote it so
+// would have it; text itself when it does not parse.
+func canonicalQuantity(text string) string {
+	q, err := resource.ParseQuantity(text)
+	if err != nil {
+		return text
+	}
+	return q.String()
 }

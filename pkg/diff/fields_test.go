@@ -37,3 +37,28 @@ func TestUpdateShowsQuantityAsSpelt(t *testing.T) {
 		t.Fatalf("message %q, want it to start with %q", c.Message, want)
 	}
 }
+
+// A quantity only spelt another way changes no field, but the kubelet's
+// config hash sees it: the UPDATE names the quantity and both spellings,
+// the canonical one too when one file wrote it so.
+func TestUpdateNamesARespeltQuantity(t *testing.T) {
+	decode := func(cpu string) *types.Pod {
+		t.Helper()
+		p, err := manifest.Decode([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: web\n    image: nginx\n    resources: {requests: {cpu: "+cpu+"}}\n"), manifest.Options{NodeName: "node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	st := roundTrip(t, publishedState(t, snap(true, valid("web.yaml", decode(`"1"`), t0))))
+	chs, st, _ := Compute(st, snap(false, valid("web.yaml", decode("1000m"), t0)), t0.Add(time.Minute), testOpts)
+	c := mustOne(t, chs, types.ReasonUpdated)
+	if want := "web.yaml: spec.containers[web].resources.requests[cpu]: 1 -> 1000m (the same quantity spelt another way, which the kubelet's config hash sees); the kubelet gives the pod a new UID"; !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("message %q, want it to start with %q", c.Message, want)
+	}
+	chs, _, _ = Compute(roundTrip(t, st), snap(false, valid("web.yaml", decode(`"1.0"`), t0)), t0.Add(2*time.Minute), testOpts)
+	c = mustOne(t, chs, types.ReasonUpdated)
+	if want := "web.yaml: spec.containers[web].resources.requests[cpu]: 1000m -> 1.0 (the same quantity"; !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("message %q, want it to start with %q", c.Message, want)
+	}
+}
