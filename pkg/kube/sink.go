@@ -102,7 +102,14 @@ type Sink struct {
 	parkedBy  error                          // the refusal that parked them
 	refusals  int                            // 403/401 answers since the last success
 	downAt    time.Time                      // the last write the API did not serve (no answer, 5xx, 429)
-	held      map[string]time.Time           // Events held back for their mirror pod, by name: since when
+	held      map[string]held                // Events held back for their mirror pod, by name
+}
+
+// held is an Event held back for its mirror pod: since when, and for how
+// long at most.
+type held struct {
+	since time.Time
+	bound time.Duration
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -140,7 +147,7 @@ func NewSink(client API, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*
 		mirrors:   map[ktypes.NamespacedName]mirror{},
 		retarget:  map[ktypes.NamespacedName]bool{},
 		forbidden: map[string]bool{},
-		held:      map[string]time.Time{},
+		held:      map[string]held{},
 	}, nil
 }
 
@@ -157,9 +164,9 @@ func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
 	if update {
 		err = s.update(ctx, ev)
 	} else {
-		out, ready := s.apiCopy(ctx, ev)
-		if !ready {
-			if wait, hold := s.hold(ctx, ev); hold {
+		out, bound := s.apiCopy(ctx, ev)
+		if bound != 0 {
+			if wait, hold := s.hold(ctx, ev, bound); hold {
 				return events.NotYet(wait, "the kubelet has not yet created the mirror pod "+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name+" for this change")
 			}
 		}
@@ -174,32 +181,30 @@ func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
 }
 
 // hold says whether ev, whose mirror pod is not there yet, is to wait for
-// it, and how long until the next look: until MirrorWait has passed since it
-// was first held back, and never in Flush's final writes. The looks grow
-// apart, so a pod that never gets one (a kubelet without an API server)
-// costs a few reads.
-func (s *Sink) hold(ctx context.Context, ev *v1.Event) (time.Duration, bool) {
-	bound := s.opts.MirrorWait
-	if ev.Reason == types.ReasonAdded {
-		bound = min(bound, addedWait)
-	}
-	if events.Final(ctx) || bound < 0 {
+// it, and how long until the next look: until bound (the longest any look
+// gave) has passed since it was first held back, and never in Flush's final
+// writes. The looks grow apart, so a pod that never gets one (a kubelet
+// without an API server) costs a few reads.
+func (s *Sink) hold(ctx context.Context, ev *v1.Event, bound time.Duration) (time.Duration, bool) {
+	if events.Final(ctx) || s.opts.MirrorWait < 0 {
 		return 0, false
 	}
 	now := s.clk.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	since, ok := s.held[ev.Name]
+	h, ok := s.held[ev.Name]
 	if !ok {
-		for name, at := range s.held {
-			if now.Sub(at) > 2*max(s.opts.MirrorWait, addedWait) {
+		for name, o := range s.held {
+			if now.Sub(o.since) > 2*max(s.opts.MirrorWait, addedWait) {
 				delete(s.held, name) // dropped or gone since
 			}
 		}
-		since = now
-		s.held[ev.Name] = now
+		h.since = now
 	}
-	waited := now.Sub(since)
+	h.bound = max(h.bound, bound)
+	s.held[ev.Name] = h
+	bound = h.bound
+	waited := now.Sub(h.since)
 	if waited >= bound {
 		s.log.Info("no mirror pod for a static pod change within the mirror wait: its Event is written without it, so `kubectl describe pod` may not show it",
 			"pod", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name, "event", ev.Name, "reason", ev.Reason, "waited", waited)
@@ -336,9 +341,10 @@ func (s *Sink) namespace(ev *v1.Event) string {
 // apiCopy is the Event as the API gets it: re-targeted at the Node when its
 // namespace is gone, or with the mirror pod's uid. The uid is set only here,
 // never in the compression key, so a mirror pod recreated with a new hash
-// does not split one happening into two Events. ready is false while the
-// mirror pod a change makes is not there yet (see mirrorFor).
-func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, ready bool) {
+// does not split one happening into two Events. hold is nonzero while the
+// mirror pod a change makes is not there yet: how long the Event may wait
+// for it (see mirrorFor).
+func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, hold time.Duration) {
 	out = ev.DeepCopy()
 	out.ResourceVersion = ""
 	out.UID = ""
@@ -351,30 +357,32 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, ready 
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[AnnotationRetargeted] = pod
-		return out, true
+		return out, 0
 	}
-	ready = true
 	if out.InvolvedObject.Kind == "Pod" && out.InvolvedObject.UID == "" {
-		out.InvolvedObject.UID, ready = s.mirrorFor(ctx, ev)
+		out.InvolvedObject.UID, hold = s.mirrorFor(ctx, ev)
 	}
-	return out, ready
+	return out, hold
 }
 
 // mirrorFor returns the uid Pod Event ev is to carry: its mirror pod's
 // config hash, which the kubelet also gives the Events it records about the
-// static pod, or "" when unknown. ready is false while the mirror pod the
-// change ev reports makes is not there yet:
+// static pod, or "" when unknown. hold is nonzero while the mirror pod the
+// change ev reports makes is not there yet, and bounds the wait for it:
 //
-//   - the kubelet creates a static pod's mirror pod only once it syncs the
-//     pod, so a StaticPodAdded waits for one to exist;
-//   - after a StaticPodUpdated (a new UID) it deletes the old mirror pod and
-//     creates the new one only when it starts the new pod, once the old one
-//     stopped, seconds later: the update waits for a mirror pod created
-//     since the change, or with another hash than the one seen before it.
+//   - the kubelet creates a static pod's mirror pod as soon as it syncs the
+//     pod, so a StaticPodAdded waits addedWait for one to exist;
+//   - after a StaticPodUpdated (a new UID) it replaces the old mirror pod
+//     only when it starts the new pod, once the old one stopped, seconds
+//     later: while the old one is there the update waits up to MirrorWait
+//     for one created since the change, or with another hash than the one
+//     seen before it; with none there (a kubelet without an API server, a
+//     namespace the cluster lacks, or the moment of the replacement) it
+//     waits addedWait.
 //
 // Failing to read it never holds the write back: the Event still shows in
 // `kubectl events --for pod/NAME`.
-func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, ready bool) {
+func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, hold time.Duration) {
 	key := ktypes.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 	since := ev.FirstTimestamp.Time
 	now := s.clk.Now()
@@ -383,12 +391,12 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, rea
 	s.mu.Unlock()
 	change := ev.Reason == types.ReasonAdded || ev.Reason == types.ReasonUpdated
 	if !change && ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
-		return old.uid, true
+		return old.uid, 0
 	}
 	pod, err := s.getMirror(ctx, key)
 	if err != nil && !apierrors.IsNotFound(err) {
 		// Forbidden, unreachable: keep what we knew.
-		return old.uid, true
+		return old.uid, 0
 	}
 	if pod != nil {
 		uid = ktypes.UID(pod.Annotations[MirrorAnnotation])
@@ -399,22 +407,25 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, rea
 		// until the new pod is found, to compare with.
 		created := pod != nil && pod.CreationTimestamp.Time.After(since)
 		replaced := ok && old.at.Before(since) && uid != old.uid
-		ready = uid != "" && (created || replaced)
-		if ready {
-			s.remember(key, uid)
+		switch {
+		case uid == "":
+			return "", addedWait
+		case !created && !replaced:
+			return uid, s.opts.MirrorWait
 		}
-		return uid, ready
+		s.remember(key, uid)
+		return uid, 0
 	}
 	s.remember(key, uid)
 	switch {
-	case ev.Reason == types.ReasonAdded:
-		return uid, uid != ""
+	case ev.Reason == types.ReasonAdded && uid == "":
+		return "", addedWait
 	case ev.Reason == types.ReasonRemoved && uid == "":
 		// The kubelet deletes the mirror pod of a removed static pod: the
 		// last known hash still names it.
-		return old.uid, true
+		return old.uid, 0
 	}
-	return uid, true
+	return uid, 0
 }
 
 func (s *Sink) remember(key ktypes.NamespacedName, uid ktypes.UID) {

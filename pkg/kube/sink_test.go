@@ -443,6 +443,28 @@ func TestAddedWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
 	}
 }
 
+// An update of a pod with no mirror pod at all (a kubelet without an API
+// server, or a namespace the cluster lacks) waits addedWait, as an add
+// does, not MirrorWait: none is coming.
+func TestUpdatedWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
+	s, cs, _ := newTestSink(t)
+	clk := s.clk.(*clocktesting.FakeClock)
+	ctx := context.Background()
+	ev := change("e.15", types.ReasonUpdated, t0)
+	for clk.Since(t0) < addedWait {
+		if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
+			t.Fatalf("write %v after the first: %v, want ErrNotYet", clk.Since(t0), err)
+		}
+		clk.Step(time.Second)
+	}
+	if err := s.Write(ctx, ev, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.15"); got.InvolvedObject.UID != "" {
+		t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
+	}
+}
+
 // After an update the kubelet deletes the mirror pod and creates the new
 // one when it starts the new pod, seconds later: the StaticPodUpdated is
 // held back until a mirror pod created since the change, or with another

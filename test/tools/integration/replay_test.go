@@ -19,6 +19,7 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/store"
+	"github.com/podwatch/podwatch/pkg/types"
 	"github.com/podwatch/podwatch/test/tools/apiserver"
 )
 
@@ -122,9 +123,23 @@ func TestReplayAfterSIGKILLToTheAPI(t *testing.T) {
 		return false
 	}
 	write("web.yaml", "nginx:1.28")
+	// The mirror pods the kubelet would make: the API sink holds a pod
+	// change's Event until the one for the change is there.
+	const mirror = "web-" + node
+	createMirrorPod(t, c, "kube-system", mirror, "hash1")
 
 	a := startReplayProc(t, bin, kubeconfig, dir, state)
 	eventually(t, "the ADD saved in the shards", func(context.Context) (bool, error) { return shardsSay("nginx:1.28"), nil })
+	eventually(t, "the ADD in the API under the mirror pod", func(ctx context.Context) (bool, error) {
+		evs, err := describePodEvents(ctx, c, "kube-system", mirror, "hash1")
+		return len(byReason(evs, types.ReasonAdded)) == 1, err
+	})
+	// Replaced before the edit, so that the UPDATE goes out at once, inside
+	// the persist window, and not a recheck later.
+	if err := c.Pods("kube-system").Delete(context.Background(), mirror, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	createMirrorPod(t, c, "kube-system", mirror, "hash2")
 
 	const change = "nginx:1.28 -> nginx:1.29"
 	write("web.yaml", "nginx:1.29")
