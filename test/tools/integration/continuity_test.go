@@ -30,6 +30,8 @@ func TestAPIServerDown30sLosesNoCount(t *testing.T) {
 	o := occ(events.NodeRef(node), v1.EventTypeWarning, types.ReasonWatchDegraded, "inotify watch lost")
 	a.record(t, o, 2)
 	eventually(t, "count 2", nodeCount(c, types.ReasonWatchDegraded, 2))
+	// The API holds it a moment before the sink has settled the write.
+	eventually(t, "the write settled", func(context.Context) (bool, error) { return a.apiStats().Pending == 0, nil })
 
 	// However the two occurrences went out (one write, or a create and a
 	// patch when the first was delivered before the second came), none
