@@ -1,9 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The systemd unit's ExecStart must name only flags the agent has: a
@@ -35,5 +41,73 @@ func TestSystemdUnitFlagsParse(t *testing.T) {
 	var out strings.Builder
 	if code := realMain(args, &out, devnull); code != 0 {
 		t.Fatalf("podwatch %s: exit %d", strings.Join(args, " "), code)
+	}
+}
+
+// The DaemonSet's args, and those the follow overlay appends, must be flags
+// the agent has, for the same reason.
+func TestDaemonSetFlagsParse(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
+		t.Fatalf("20-daemonset.yaml: %v", err)
+	}
+	var base []string
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if c.Name == "podwatch" {
+			base = c.Args
+		}
+	}
+	if len(base) == 0 {
+		t.Fatal("no podwatch container with args in the DaemonSet")
+	}
+
+	data, err = os.ReadFile("../../deploy/kubernetes-follow/Kustomization")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Patches []struct {
+			Patch string `json:"patch"`
+		} `json:"patches"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatalf("deploy/kubernetes-follow/Kustomization: %v", err)
+	}
+	var added []string
+	for _, p := range k.Patches {
+		var ops []struct {
+			Op    string          `json:"op"`
+			Path  string          `json:"path"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := yaml.Unmarshal([]byte(p.Patch), &ops); err != nil {
+			t.Fatalf("deploy/kubernetes-follow/Kustomization patch: %v", err)
+		}
+		for _, op := range ops {
+			if op.Op == "add" && strings.HasSuffix(op.Path, "/args/-") {
+				var a string
+				if err := json.Unmarshal(op.Value, &a); err != nil {
+					t.Fatalf("arg %s: %v", op.Value, err)
+				}
+				added = append(added, a)
+			}
+		}
+	}
+	if len(added) == 0 {
+		t.Fatal("the follow overlay adds no args")
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	for name, args := range map[string][]string{"base": base, "follow": append(slices.Clip(base), added...)} {
+		if code := realMain(append(slices.Clip(args), "--help"), io.Discard, devnull); code != 0 {
+			t.Errorf("%s: podwatch %s: exit %d", name, strings.Join(args, " "), code)
+		}
 	}
 }

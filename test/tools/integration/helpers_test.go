@@ -39,6 +39,7 @@ const (
 	podNS     = "kube-system"
 	podName   = "kube-apiserver-" + node
 	deployDir = "../../../deploy/kubernetes"
+	followDir = "../../../deploy/kubernetes-follow"
 )
 
 // logBuf is a concurrency-safe log destination tests can search.
