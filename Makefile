@@ -66,11 +66,13 @@ linux-binary:
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/podwatch-linux ./cmd/podwatch
 
 # bin/podwatch_*.deb and bin/podwatch-*.rpm: /usr/bin/podwatch, the unit
-# (deploy/systemd/podwatch.service with ExecStart=/usr/bin/podwatch) and
-# /etc/default/podwatch. Install with `dpkg -i` or `rpm -i`; nothing starts
-# until `systemctl enable --now podwatch`.
+# (deploy/systemd/podwatch.service with ExecStart=/usr/bin/podwatch),
+# /etc/default/podwatch, and as an example, inactive, the opt-in drop-in for
+# the container runtime's socket: /usr/share/podwatch/follow.conf. Install
+# with `dpkg -i` or `rpm -i`; nothing starts until
+# `systemctl enable --now podwatch`.
 package: linux-binary
-	cd hack/package && $(GO) run . --binary ../../bin/podwatch-linux --unit ../../deploy/systemd/podwatch.service --version $(VERSION) --out ../../bin
+	cd hack/package && $(GO) run . --binary ../../bin/podwatch-linux --unit ../../deploy/systemd/podwatch.service --follow ../../deploy/systemd/podwatch.service.d/follow.conf --version $(VERSION) --out ../../bin
 
 # bin/podwatch-image.tar: the agent, static, on an empty base, built without
 # a container engine. Load it with `docker load`, `podman load` or

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -13,7 +14,9 @@ import (
 )
 
 // The systemd unit's ExecStart must name only flags the agent has: a
-// renamed flag would crash-loop every node that installed the package.
+// renamed flag would crash-loop every node that installed the package. So
+// must the PODWATCH_ARGS the docs tell admins to write in /etc/default/podwatch
+// (the packaged file's examples, the follow drop-in's step).
 func TestSystemdUnitFlagsParse(t *testing.T) {
 	unit, err := os.ReadFile("../../deploy/systemd/podwatch.service")
 	if err != nil {
@@ -28,9 +31,21 @@ func TestSystemdUnitFlagsParse(t *testing.T) {
 	if len(args) == 0 {
 		t.Fatal("no ExecStart in the unit")
 	}
-	for i, a := range args {
-		if a == "$PODWATCH_ARGS" {
-			args[i] = "--help" // parses every flag before it, then exits 0
+	extras := map[string]string{"none": ""}
+	for _, f := range []string{"../../hack/package/files/default", "../../deploy/systemd/podwatch.service.d/follow.conf"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimLeft(line, "# "), "PODWATCH_ARGS="); ok {
+				extras[fmt.Sprintf("%s:%d", f, i+1)] = strings.Trim(v, `"`)
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s has no PODWATCH_ARGS example", f)
 		}
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -38,9 +53,20 @@ func TestSystemdUnitFlagsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
-	var out strings.Builder
-	if code := realMain(args, &out, devnull); code != 0 {
-		t.Fatalf("podwatch %s: exit %d", strings.Join(args, " "), code)
+	for where, extra := range extras {
+		var run []string
+		for _, a := range args {
+			if a == "$PODWATCH_ARGS" {
+				// --help parses every flag before it, then exits 0.
+				run = append(run, strings.Fields(extra)...)
+				a = "--help"
+			}
+			run = append(run, a)
+		}
+		var out strings.Builder
+		if code := realMain(run, &out, devnull); code != 0 {
+			t.Errorf("%s: podwatch %s: exit %d", where, strings.Join(run, " "), code)
+		}
 	}
 }
 

@@ -22,6 +22,12 @@ const (
 	Binary = "/usr/bin/podwatch"
 	Unit   = "/usr/lib/systemd/system/podwatch.service"
 	Config = "/etc/default/podwatch"
+	// FollowExample is the opt-in drop-in that lets the unit connect to the
+	// container runtime's socket, root-equivalent access, so it ships where
+	// systemd does not read it; the admin copies it into
+	// /etc/systemd/system/podwatch.service.d/. Not under /usr/share/doc,
+	// which minimal images exclude from installs.
+	FollowExample = "/usr/share/podwatch/follow.conf"
 )
 
 // repoBinary is the ExecStart path of deploy/systemd/podwatch.service, which
@@ -42,6 +48,7 @@ var Formats = []string{"deb", "rpm"}
 type Options struct {
 	Binary  string    // the linux binary to ship
 	Unit    string    // the repo's unit, deploy/systemd/podwatch.service
+	Follow  string    // the repo's deploy/systemd/podwatch.service.d/follow.conf, shipped as FollowExample
 	Version string    // as git describe prints it; see PackageVersion
 	Arch    string    // GOARCH of the binary
 	OutDir  string    // where the packages go
@@ -88,13 +95,20 @@ func Build(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	follow, err := os.ReadFile(o.Follow)
+	if err != nil {
+		return nil, fmt.Errorf("package: read the follow drop-in: %w", err)
+	}
+	if !bytes.Contains(follow, []byte("\n[Service]\n")) {
+		return nil, fmt.Errorf("package: %s is not a drop-in of the unit: no [Service] section", o.Follow)
+	}
 	// nFPM packages files from disk: stage the generated ones.
 	stage, err := os.MkdirTemp("", "podwatch-package-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(stage)
-	staged := map[string][]byte{"podwatch.service": unit, "default": defaultConfig, "daemon-reload.sh": daemonReload}
+	staged := map[string][]byte{"podwatch.service": unit, "default": defaultConfig, "daemon-reload.sh": daemonReload, "follow.conf": follow}
 	for name, data := range staged {
 		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
 			return nil, err
@@ -136,6 +150,7 @@ func buildOne(format string, o Options, stage string) (string, error) {
 				{Source: o.Binary, Destination: Binary, FileInfo: root(0o755)},
 				{Source: filepath.Join(stage, "podwatch.service"), Destination: Unit, FileInfo: root(0o644)},
 				{Source: filepath.Join(stage, "default"), Destination: Config, Type: files.TypeConfigNoReplace, FileInfo: root(0o644)},
+				{Source: filepath.Join(stage, "follow.conf"), Destination: FollowExample, FileInfo: root(0o644)},
 			},
 			Scripts: nfpm.Scripts{
 				PostInstall: filepath.Join(stage, "daemon-reload.sh"),

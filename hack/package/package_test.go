@@ -17,7 +17,10 @@ import (
 	rpmutils "github.com/sassoftware/go-rpmutils"
 )
 
-const repoUnitPath = "../../deploy/systemd/podwatch.service"
+const (
+	repoUnitPath   = "../../deploy/systemd/podwatch.service"
+	repoFollowPath = "../../deploy/systemd/podwatch.service.d/follow.conf"
+)
 
 // buildPackages builds the agent as `make package` does and packages it.
 func buildPackages(t *testing.T) (deb, rpm string) {
@@ -29,7 +32,7 @@ func buildPackages(t *testing.T) (deb, rpm string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	paths, err := Build(Options{Binary: bin, Unit: repoUnitPath, Version: "v1.2.3", Arch: runtime.GOARCH,
+	paths, err := Build(Options{Binary: bin, Unit: repoUnitPath, Follow: repoFollowPath, Version: "v1.2.3", Arch: runtime.GOARCH,
 		OutDir: t.TempDir(), MTime: time.Unix(0, 0).UTC()})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +156,7 @@ func diffSnapshots(before, after map[string]string) []string {
 func hostState(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, p := range []string{Binary, Config, Unit, "/lib/systemd/system/podwatch.service",
+	for _, p := range []string{Binary, Config, Unit, FollowExample, "/lib/systemd/system/podwatch.service",
 		"/var/lib/dpkg/status", "/var/lib/dpkg/info/podwatch.list", "/var/lib/private/podwatch", "/var/lib/podwatch"} {
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -263,6 +266,17 @@ func TestDebInstallsAndPurges(t *testing.T) {
 			checkFile(t, filepath.Join(root, Binary), 0o755, nil)
 			checkFile(t, filepath.Join(root, Unit), 0o644, unit)
 			checkFile(t, filepath.Join(root, Config), 0o644, defaultConfig)
+			follow, err := os.ReadFile(repoFollowPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFile(t, filepath.Join(root, FollowExample), 0o644, follow)
+			// Shipped inactive: no drop-in folder systemd reads.
+			for _, d := range []string{"usr/lib/systemd/system/podwatch.service.d", "lib/systemd/system/podwatch.service.d", "etc/systemd/system/podwatch.service.d"} {
+				if _, err := os.Lstat(filepath.Join(root, d)); err == nil {
+					t.Errorf("the package made %s: the runtime access would be on", d)
+				}
+			}
 			cfg := string(defaultConfig)
 			for _, v := range []string{"\n#NODE_NAME=", "\n#PODWATCH_ARGS="} {
 				if !strings.Contains(cfg, v) {
@@ -294,6 +308,18 @@ func TestDebInstallsAndPurges(t *testing.T) {
 			}
 
 			verifyUnit(t, root)
+			// The example, installed as it says, verifies with the unit.
+			dropIn := filepath.Join(root, "etc/systemd/system/podwatch.service.d/follow.conf")
+			if err := os.MkdirAll(filepath.Dir(dropIn), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dropIn, follow, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			verifyUnit(t, root)
+			if err := os.RemoveAll(filepath.Join(root, "etc/systemd")); err != nil {
+				t.Fatal(err)
+			}
 
 			// Remove keeps the config file; purge takes it too.
 			dpkg(t, root, "--remove", "podwatch")
@@ -343,7 +369,7 @@ func TestDebInstallsAndPurges(t *testing.T) {
 // isPackagePath says whether rel, relative to the root, is one of the
 // package's files or a directory above one.
 func isPackagePath(rel string) bool {
-	for _, f := range []string{Binary, Config, Unit} {
+	for _, f := range []string{Binary, Config, Unit, FollowExample} {
 		if "/"+rel == f || strings.HasPrefix(f, "/"+rel+"/") {
 			return true
 		}
@@ -391,9 +417,10 @@ func TestRPM(t *testing.T) {
 		mode   int
 		config bool
 	}{
-		Binary: {0o100755, false},
-		Unit:   {0o100644, false},
-		Config: {0o100644, true},
+		Binary:        {0o100755, false},
+		Unit:          {0o100644, false},
+		Config:        {0o100644, true},
+		FollowExample: {0o100644, false},
 	}
 	for _, fi := range fis {
 		w, ok := want[fi.Name()]
@@ -421,6 +448,30 @@ func TestRPM(t *testing.T) {
 	for _, tag := range []int{rpmutils.PREIN, rpmutils.PREUN} {
 		if r.Header.HasTag(tag) {
 			t.Errorf("rpm has a script under tag %d; only %%post and %%postun are wanted", tag)
+		}
+	}
+}
+
+// A missing follow drop-in, or a file that is not one, fails the build and
+// names the file, before anything is packaged.
+func TestBuildRefusesABadFollowDropIn(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "podwatch")
+	if err := os.WriteFile(bin, []byte("\x7fELF not really"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notDropIn := filepath.Join(dir, "follow.conf")
+	if err := os.WriteFile(notDropIn, []byte("SupplementaryGroups=containerd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, follow := range []string{filepath.Join(dir, "missing.conf"), notDropIn} {
+		out := filepath.Join(dir, "out")
+		_, err := Build(Options{Binary: bin, Unit: repoUnitPath, Follow: follow, Version: "v1", Arch: "amd64", OutDir: out})
+		if err == nil || !strings.Contains(err.Error(), filepath.Base(follow)) {
+			t.Errorf("Build with follow drop-in %s: %v, want an error naming it", follow, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("Build with follow drop-in %s made %s", follow, out)
 		}
 	}
 }
