@@ -12,5 +12,8 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(holdInotifyEnv); mode != "" {
 		holdInotify(mode) // a helper process of TestFaultInotify...: never returns
 	}
+	if sock := os.Getenv(probeSocketEnv); sock != "" {
+		probeSocket(sock) // a helper process of TestCRISocketAccessOfTheInstalls: exits
+	}
 	goleak.VerifyTestMain(m)
 }
