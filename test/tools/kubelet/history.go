@@ -127,9 +127,19 @@ func (h *History) addLoop(l SyncLoop) {
 }
 
 // Relist is one full list of the folder, by the kubelet's own log's clock;
-// Ended is zero until it has read the last entry.
+// Ended is zero until it has read the last entry. Missing says it found
+// the folder missing: it began and ended at once, and the kubelet dropped
+// every pod of the folder.
 type Relist struct {
 	Began, Ended time.Time
+	Missing      bool
+}
+
+func (h *History) addMissingRelist(at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.relists = append(h.relists, Relist{Began: at, Ended: at, Missing: true})
+	h.notify()
 }
 
 func (h *History) addRelist(at time.Time, end bool) {
@@ -164,6 +174,12 @@ func (h *History) addRead(r Read) {
 // WatchRead reports whether the kubelet has read path on a watch event.
 func (s Snapshot) WatchRead(path string) bool {
 	return slices.ContainsFunc(s.Reads, func(r Read) bool { return r.Path == path && !r.Relist })
+}
+
+// RelistRead reports whether the kubelet has read path during a full list
+// of the folder.
+func (s Snapshot) RelistRead(path string) bool {
+	return slices.ContainsFunc(s.Reads, func(r Read) bool { return r.Path == path && r.Relist })
 }
 
 // PodState is where one pod UID stands in a Snapshot.

@@ -355,6 +355,14 @@ var syncLoopLine = regexp.MustCompile(`"SyncLoop (ADD|UPDATE|REMOVE|DELETE)" sou
 // E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"
 var relistLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Provided manifest path is a directory, not recursing into manifest path" path="([^"]*)"`)
 
+// missingLine matches the line the kubelet logs when a full list finds
+// staticPodPath missing (it then sends its sync loop an empty pod list), e.g.
+// E0102 15:04:05.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/d/manifests"
+// Its watch logs the same when it starts on a missing path, which a
+// kubelet whose folder existed at start never does: once the folder is
+// gone its watch is gone for good, and only relists say it.
+var missingLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Unable to read config path" err="path does not exist, ignoring" path="([^"]*)"`)
+
 // readLine matches the line the kubelet's file source logs (at -v=3) for
 // each manifest file it reads, on a relist and on a watch event alike, e.g.
 // I0102 15:04:05.000000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"
@@ -391,6 +399,13 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 				k.hist.addRelist(at, m[2] == k.RelistEnd)
 			}
 			inRelist = m[2] == k.RelistClock
+			continue
+		}
+		if m := missingLine.FindStringSubmatch(line); m != nil && strings.TrimSuffix(m[2], "/") == k.Manifests {
+			if at, err := logTime(m[1]); err == nil {
+				k.hist.addMissingRelist(at)
+			}
+			inRelist = false
 			continue
 		}
 		if m := readLine.FindStringSubmatch(line); m != nil {

@@ -1,0 +1,43 @@
+//go:build linux
+
+package kubelet
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// The kubelet's log tells a full list from a watch read by the relist
+// clock folders around it, and a list that found the folder missing by its
+// error line, which must name the kubelet's own folder (with or without the
+// trailing slash its config may give) to count.
+func TestReadLogRelists(t *testing.T) {
+	k := &Kubelet{Manifests: "/d/manifests", RelistClock: "/d/manifests/0-relist-clock", RelistEnd: "/d/manifests/~relist-end", hist: newHistory()}
+	log := strings.Join([]string{
+		`E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"`,
+		`I0102 15:04:05.100000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"`,
+		`E0102 15:04:05.200000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/~relist-end"`,
+		`I0102 15:04:06.000000 1 file.go:200] "Reading config file" path="/d/manifests/b.yaml"`,
+		`E0102 15:04:07.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/d/manifests"`,
+		`E0102 15:04:08.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/elsewhere"`,
+		`E0102 15:04:09.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/d/manifests/"`,
+	}, "\n") + "\n"
+	k.readLog(strings.NewReader(log), io.Discard)
+	s := k.hist.Snapshot()
+	if len(s.Relists) != 3 || s.Relists[0].Missing || !s.Relists[1].Missing || !s.Relists[2].Missing {
+		t.Fatalf("relists = %+v, want one full list, then two that found /d/manifests missing", s.Relists)
+	}
+	if m := s.Relists[1]; m.Ended != m.Began || m.Began.Second() != 7 {
+		t.Errorf("missing relist = %+v, want it begun and ended at 15:04:07", m)
+	}
+	if r, ok := s.RelistAfter(s.Relists[0].Ended); !ok || !r.Missing {
+		t.Errorf("RelistAfter the full list = %+v, %v; want the missing one", r, ok)
+	}
+	if !s.RelistRead("/d/manifests/a.yaml") || s.WatchRead("/d/manifests/a.yaml") {
+		t.Errorf("a.yaml was read by the relist only: %+v", s.Reads)
+	}
+	if s.RelistRead("/d/manifests/b.yaml") || !s.WatchRead("/d/manifests/b.yaml") {
+		t.Errorf("b.yaml was read on a watch event only: %+v", s.Reads)
+	}
+}
