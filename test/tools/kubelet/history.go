@@ -72,11 +72,15 @@ type Snapshot struct {
 	Reads []Read
 }
 
-// Snapshot copies what has been recorded.
+// Snapshot is what has been recorded. Actions, Loops and Reads share the
+// History's arrays, which it only appends to, and are to be read only: a
+// waiter takes a snapshot on every record, and copying them each time
+// would cost more than the kubelet's own work with a few hundred pods.
+// Relists are copied: the last one's end is filled in later.
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clone(h.actions), Loops: slices.Clone(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clone(h.reads)}
+	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it

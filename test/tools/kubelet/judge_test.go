@@ -657,8 +657,16 @@ type podwatch struct {
 	// printed holds when each line reached stdout, in order: what a user
 	// reading it sees, to the clock the kubelet's log is dated by.
 	printed []time.Time
-	// logs is podwatch's log (text), also a wake-up on every write.
-	logs bytes.Buffer
+	// logs is podwatch's log (text); logChanged is closed and replaced on
+	// every write to it. The two are kept apart: podwatch logs far more
+	// than it prints, and a waiter on Events re-checks on every wake-up.
+	logs       bytes.Buffer
+	logChanged chan struct{}
+	// parseMu serialises parse, which decodes only what was printed since
+	// it last ran: parsed holds the Events of the first parsedLen bytes.
+	parseMu   sync.Mutex
+	parsed    []v1.Event
+	parsedLen int
 }
 
 // logWriter is where podwatch's log goes: p.logs, waking its waiters.
@@ -667,8 +675,8 @@ type logWriter struct{ p *podwatch }
 func (w logWriter) Write(b []byte) (int, error) {
 	w.p.mu.Lock()
 	defer w.p.mu.Unlock()
-	close(w.p.changed)
-	w.p.changed = make(chan struct{})
+	close(w.p.logChanged)
+	w.p.logChanged = make(chan struct{})
 	return w.p.logs.Write(b)
 }
 
@@ -676,7 +684,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 func (p *podwatch) waitLog(ctx context.Context, substr string) error {
 	for {
 		p.mu.Lock()
-		ch, found := p.changed, strings.Contains(p.logs.String(), substr)
+		ch, found := p.logChanged, strings.Contains(p.logs.String(), substr)
 		p.mu.Unlock()
 		if found {
 			return nil
@@ -761,7 +769,7 @@ func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*ag
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := &podwatch{changed: make(chan struct{})}
+	p := &podwatch{changed: make(chan struct{}), logChanged: make(chan struct{})}
 	// podwatch's log is kept for steps that wait on it; JUDGE_LOG=FILE
 	// copies it there.
 	var logOut io.Writer = logWriter{p}
@@ -802,11 +810,15 @@ func (p *podwatch) events(t *testing.T) []v1.Event {
 	return evs
 }
 
+// parse is every Event printed so far, in order. The slice is shared:
+// callers read it only.
 func (p *podwatch) parse() ([]v1.Event, error) {
+	p.parseMu.Lock()
+	defer p.parseMu.Unlock()
 	p.mu.Lock()
-	data := bytes.Clone(p.out.Bytes())
+	data := p.out.Bytes()[p.parsedLen:]
+	data = bytes.Clone(data[:bytes.LastIndexByte(data, '\n')+1]) // whole lines only
 	p.mu.Unlock()
-	var out []v1.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -814,9 +826,10 @@ func (p *podwatch) parse() ([]v1.Event, error) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, fmt.Errorf("podwatch printed a line that is not a v1 Event: %v: %s", err, sc.Text())
 		}
-		out = append(out, ev)
+		p.parsed = append(p.parsed, ev)
 	}
-	return out, nil
+	p.parsedLen += len(data)
+	return slices.Clip(p.parsed), nil
 }
 
 // wait returns once cond holds for the Events printed so far.

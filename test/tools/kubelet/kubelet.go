@@ -302,6 +302,9 @@ makeIPTablesUtilChains: false
 # A test machine's disk may be fuller than the default thresholds allow,
 # and eviction would stop pods for reasons no manifest gives.
 evictionHard: {}
+# Scenarios run side by side on one kubelet, each with its barrier pods:
+# more than the default 110, past which the kubelet admits no pod.
+maxPods: 1000
 `, manifests, period, endpoint, endpoint, port, healthz)
 }
 
