@@ -248,6 +248,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	var timeline []entry
 	mark := func(at time.Time, what string) { timeline = append(timeline, entry{at, what}) }
 	settles := 0
+	scratch := t.TempDir() // cp's sources, outside the folder
 	for _, s := range sc.steps {
 		switch s.verb {
 		case "settle":
@@ -272,7 +273,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			continue
 		default:
 			mark(time.Now(), strings.Join(append([]string{s.verb}, s.args...), " "))
-			if err := s.apply(k.Manifests, sc); err != nil {
+			if err := s.apply(k, sc, scratch); err != nil {
 				t.Fatalf("line %d: %v", s.line, err)
 			}
 			continue
@@ -366,6 +367,14 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		d, est := pw.removeDelays(t, final, full(p))
 		r.removeDelays, r.estimated = append(r.removeDelays, d...), append(r.estimated, est...)
 	}
+	// The kubelet's watch reads of the scenario's files tell which of a
+	// racy write's states it took in.
+	names := sc.fileNames()
+	for _, rd := range final.Reads {
+		if !rd.Relist && rd.At.After(begin) && filepath.Dir(rd.Path) == k.Manifests && slices.Contains(names, filepath.Base(rd.Path)) {
+			mark(rd.At, "the kubelet read "+filepath.Base(rd.Path)+" on its watch")
+		}
+	}
 	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
 	var tl strings.Builder
 	for _, e := range timeline {
@@ -432,7 +441,7 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 	defer cancel()
 	fail := func(snap kubelet.Snapshot, format string, args ...any) {
 		t.Helper()
-		t.Logf("barrier: sync loop %v, watch read %v", snap.LoopOps(barrier), snap.WatchRead(file))
+		t.Logf("barrier: sync loop %v, watch read %v, relist read %v", snap.LoopOps(barrier), snap.WatchRead(file), snap.RelistRead(file))
 		for _, p := range sc.pods {
 			t.Logf("%s: sync loop %v, sandboxes %+v", p, snap.LoopOps(p+"-"+node), snap.UIDs(p+"-"+node))
 		}

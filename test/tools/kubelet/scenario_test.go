@@ -3,6 +3,7 @@
 package kubelet_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 	"sigs.k8s.io/yaml"
+
+	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
 // A scenario is one file in testdata/scenarios: a txtar archive whose
@@ -25,6 +28,16 @@ import (
 //	rename OLD NEW          rename OLD to NEW within the folder
 //	remove NAME             delete NAME
 //	sed EXPR NAME           run the real sed -i EXPR on NAME (no spaces in EXPR)
+//	cp FIXTURE as NAME      run the real cp(1) of the fixture, kept outside
+//	                        the folder, onto NAME: over an existing file
+//	                        it truncates NAME, then writes it
+//	cp OLD NEW              run the real cp(1) of OLD onto NEW in the folder
+//	chunks FIXTURE as NAME PAUSE CUT...
+//	                        write the fixture to NAME through one open file
+//	                        (truncated at open), in chunks that end after
+//	                        each CUT (the next occurrence of that text),
+//	                        PAUSE between them: a slow writer, whose half
+//	                        the kubelet may read
 //	settle                  wait until the kubelet and podwatch have acted
 //	relist                  wait until the kubelet has begun a full list of
 //	                        the folder since this step began
@@ -119,6 +132,10 @@ func (sc scenario) instance(i int) scenario {
 	for n, b := range sc.fixtures {
 		out.fixtures[n] = []byte(r.Replace(string(b)))
 	}
+	out.outcomes = nil
+	for _, o := range sc.outcomes {
+		out.outcomes = append(out.outcomes, r.Replace(o))
+	}
 	out.pods = nil
 	for _, p := range sc.pods {
 		out.pods = append(out.pods, r.Replace(p))
@@ -127,7 +144,7 @@ func (sc scenario) instance(i int) scenario {
 	for _, s := range sc.steps {
 		s.args = slices.Clone(s.args)
 		for j, a := range s.args {
-			if !(s.verb == "write" && j == 0) { // a fixture's name stays
+			if !(s.fixture() && j == 0) { // a fixture's name stays
 				s.args[j] = r.Replace(a)
 			}
 		}
@@ -170,7 +187,9 @@ func parseScenario(file string) (scenario, error) {
 			}
 		}
 	}
-	want := map[string]int{"write": 3, "rename": 2, "remove": 1, "sed": 2, "settle": 0, "relist": 0, "phase-known": 0, "hold": 1}
+	// The arguments each verb takes, fewest and most (-1: no bound).
+	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
+		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}}
 	for i, l := range strings.Split(string(a.Comment), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
@@ -184,12 +203,21 @@ func parseScenario(file string) (scenario, error) {
 		}
 		s := step{line: i + 1, verb: fields[0], args: fields[1:]}
 		n, ok := want[s.verb]
-		if !ok || len(s.args) != n || (s.verb == "write" && s.args[1] != "as") {
+		if !ok || len(s.args) < n[0] || (n[1] >= 0 && len(s.args) > n[1]) || (s.fixture() && s.args[1] != "as") {
 			return scenario{}, fmt.Errorf("%s:%d: cannot read step %q", file, s.line, l)
 		}
-		if s.verb == "write" {
-			if _, ok := sc.fixtures[s.args[0]]; !ok {
+		if s.fixture() {
+			f, ok := sc.fixtures[s.args[0]]
+			if !ok {
 				return scenario{}, fmt.Errorf("%s:%d: no fixture %q", file, s.line, s.args[0])
+			}
+			if s.verb == "chunks" {
+				if d, err := time.ParseDuration(s.args[3]); err != nil || d <= 0 || d > 5*time.Second {
+					return scenario{}, fmt.Errorf("%s:%d: chunks wants a pause up to 5s, not %q", file, s.line, s.args[3])
+				}
+				if _, err := chunksOf(f, s.args[4:]); err != nil {
+					return scenario{}, fmt.Errorf("%s:%d: %v", file, s.line, err)
+				}
 			}
 		}
 		if s.verb == "hold" {
@@ -257,25 +285,81 @@ func (sc scenario) fileNames() []string {
 	var out []string
 	for _, s := range sc.steps {
 		switch s.verb {
-		case "write":
+		case "write", "chunks":
 			out = append(out, s.args[2])
 		case "rename":
 			out = append(out, s.args[1])
+		case "cp":
+			out = append(out, s.args[len(s.args)-1])
 		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// apply does a step that changes the folder dir.
-func (s step) apply(dir string, sc scenario) error {
+// fixture reports whether the step's first argument names a fixture.
+func (s step) fixture() bool {
+	return s.verb == "write" || s.verb == "chunks" || (s.verb == "cp" && len(s.args) == 3)
+}
+
+// chunksOf splits b after each cut in turn, each searched for from the end
+// of the one before; the rest is the last chunk.
+func chunksOf(b []byte, cuts []string) ([][]byte, error) {
+	var out [][]byte
+	for _, c := range cuts {
+		i := bytes.Index(b, []byte(c))
+		if i < 0 {
+			return nil, fmt.Errorf("chunks: no %q left in the fixture to cut after", c)
+		}
+		out, b = append(out, b[:i+len(c)]), b[i+len(c):]
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("chunks: the last cut %q leaves nothing for a last chunk", cuts[len(cuts)-1])
+	}
+	return append(out, b), nil
+}
+
+// apply does a step that changes the kubelet's folder. scratch is a folder
+// outside it, for cp's sources.
+func (s step) apply(k *kubelet.Kubelet, sc scenario, scratch string) error {
+	dir := k.Manifests
 	switch s.verb {
 	case "write":
 		return os.WriteFile(filepath.Join(dir, s.args[2]), sc.fixtures[s.args[0]], 0o644)
-	case "rename":
-		return os.Rename(filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1]))
-	case "remove":
-		return os.Remove(filepath.Join(dir, s.args[0]))
+	case "cp":
+		src, dst := filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1])
+		if len(s.args) == 3 {
+			src, dst = filepath.Join(scratch, s.args[0]), filepath.Join(dir, s.args[2])
+			if err := os.WriteFile(src, sc.fixtures[s.args[0]], 0o644); err != nil {
+				return err
+			}
+		}
+		if out, err := exec.Command("cp", src, dst).CombinedOutput(); err != nil {
+			return fmt.Errorf("cp %s %s: %v: %s", src, dst, err, out)
+		}
+		return nil
+	case "chunks":
+		chunks, err := chunksOf(sc.fixtures[s.args[0]], s.args[4:])
+		if err != nil {
+			return err
+		}
+		pause, _ := time.ParseDuration(s.args[3]) // checked when parsed
+		f, err := os.OpenFile(filepath.Join(dir, s.args[2]), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		for i, c := range chunks {
+			if i > 0 {
+				// The writer is slow: what the scenario does, not a
+				// wait for a side.
+				time.Sleep(pause)
+			}
+			if _, err := f.Write(c); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		return f.Close()
 	case "sed":
 		// The real sed -i: a temporary file in the folder, renamed over.
 		if out, err := exec.Command("sed", "-i", s.args[0], filepath.Join(dir, s.args[1])).CombinedOutput(); err != nil {
