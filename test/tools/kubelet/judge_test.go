@@ -248,7 +248,11 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	var timeline []entry
 	mark := func(at time.Time, what string) { timeline = append(timeline, entry{at, what}) }
 	settles := 0
-	scratch := t.TempDir() // cp's sources, outside the folder
+	// relistOnly: the folder was moved away or deleted, so the kubelet's
+	// watch is gone and it takes in the folder at its relists only.
+	relistOnly := false
+	var watchGone time.Time // when the folder went
+	scratch := t.TempDir()  // cp's sources, outside the folder
 	for _, s := range sc.steps {
 		switch s.verb {
 		case "settle":
@@ -268,10 +272,17 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 				t.Fatalf("line %d: no relist: %v", s.line, err)
 			}
 			r, _ := snap.RelistAfter(start)
+			if r.Missing {
+				mark(r.Began, "the kubelet relisted and found the folder missing")
+				continue
+			}
 			mark(r.Began, "the kubelet began a relist")
 			mark(r.Ended, "the kubelet ended the relist")
 			continue
 		default:
+			if !relistOnly && (s.verb == "move-folder" || s.verb == "remove-folder") {
+				relistOnly, watchGone = true, time.Now()
+			}
 			mark(time.Now(), strings.Join(append([]string{s.verb}, s.args...), " "))
 			if err := s.apply(k, sc, scratch); err != nil {
 				t.Fatalf("line %d: %v", s.line, err)
@@ -280,7 +291,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		}
 		settles++
 		start := time.Now()
-		snap := settle(ctx, t, sc, settles, k, pw, node)
+		snap := settle(ctx, t, sc, settles, k, pw, node, relistOnly)
 		for _, a := range snap.Actions[from:] {
 			p, ok := "", false
 			for _, q := range sc.pods {
@@ -395,6 +406,20 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			t.Errorf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], said[p])
 		}
 	}
+	// Without its watch the kubelet takes in every change at a relist, so
+	// podwatch must say so of each it reports from the kubelet's first
+	// relist after the folder went (before it, the kubelet may still have
+	// acted on a watch event: rm -r deletes the files before the folder).
+	if !watchGone.IsZero() {
+		for _, w := range pw.notAtRelist(t, final, watchGone, sc.pods, full) {
+			r.agree = false
+			if sc.disagreement != "" {
+				t.Logf("%s: known disagreement: %s", w, sc.disagreement)
+			} else {
+				t.Error(w)
+			}
+		}
+	}
 	// A change podwatch reported that the kubelet never made is never
 	// seen to run: that follows from a known disagreement.
 	for _, e := range followErrs {
@@ -428,10 +453,16 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 // sync loop last added, none left after a REMOVE (a restart's new UID
 // starts seconds after the REMOVE and ADD lines).
 //
+// With relistOnly the kubelet has no watch left: it takes in the folder
+// only at its relists. A relist that read the barrier listed the folder
+// after the barrier was written, so after every change before it; the
+// barrier's ADD line comes with what that relist sent, and its REMOVE line
+// with the next relist's after the barrier is gone.
+//
 // podwatch reads the folder's changes in order too and holds bad news (a
 // REMOVE) back for its settle delay, so once it reports the barrier's
 // REMOVE it has reported the scenario's.
-func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Kubelet, pw *podwatch, node string) kubelet.Snapshot {
+func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Kubelet, pw *podwatch, node string, relistOnly bool) kubelet.Snapshot {
 	t.Helper()
 	name := fmt.Sprintf("barrier-%s-%d", sc.name, n)
 	file := filepath.Join(k.Manifests, name+".yaml")
@@ -452,11 +483,15 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 	}
 	// A watch read may find the file still empty (the create's event);
 	// the barrier must also be in the store, or its removal sends nothing.
+	read, how := kubelet.Snapshot.WatchRead, "on its watch"
+	if relistOnly {
+		read, how = kubelet.Snapshot.RelistRead, "at a relist"
+	}
 	snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool {
-		return s.WatchRead(file) && slices.Contains(s.LoopOps(barrier), "ADD")
+		return read(s, file) && slices.Contains(s.LoopOps(barrier), "ADD")
 	})
 	if err != nil {
-		fail(snap, "the kubelet did not read the barrier on its watch and add it: %v", err)
+		fail(snap, "the kubelet did not read the barrier %s and add it: %v", how, err)
 	}
 	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "ADD") }); err != nil {
 		t.Fatalf("settle %d: podwatch did not report ADD of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
@@ -754,6 +789,34 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
 	return delays, estimated
+}
+
+// notAtRelist lists the changes to the pods podwatch printed after the
+// kubelet's first relist since since, saying the kubelet acts on them other
+// than at its relist.
+func (p *podwatch) notAtRelist(t *testing.T, s kubelet.Snapshot, since time.Time, pods []string, full func(string) string) []string {
+	t.Helper()
+	r, ok := s.RelistAfter(since)
+	if !ok {
+		return nil
+	}
+	p.mu.Lock()
+	printed := slices.Clone(p.printed)
+	p.mu.Unlock()
+	var out []string
+	for i, ev := range p.events(t) {
+		o := ev.InvolvedObject
+		if i >= len(printed) || printed[i].Before(r.Began) || !slices.ContainsFunc(pods, func(q string) bool { return o.Namespace+"/"+o.Name == full(q) }) {
+			continue
+		}
+		switch ev.Reason {
+		case types.ReasonAdded, types.ReasonUpdated, types.ReasonRemoved:
+			if !strings.Contains(ev.Message, "relist") {
+				out = append(out, fmt.Sprintf("%s/%s: podwatch said %s %q: the kubelet's watch went with the folder, it acts at its relists only", o.Namespace, o.Name, ev.Reason, ev.Message))
+			}
+		}
+	}
+	return out
 }
 
 func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*agent.Options)) *podwatch {

@@ -38,6 +38,9 @@ import (
 //	                        each CUT (the next occurrence of that text),
 //	                        PAUSE between them: a slow writer, whose half
 //	                        the kubelet may read
+//	move-folder away|back   rename the folder to a sibling and back
+//	remove-folder           delete the folder and everything in it
+//	make-folder             create the folder again, empty
 //	settle                  wait until the kubelet and podwatch have acted
 //	relist                  wait until the kubelet has begun a full list of
 //	                        the folder since this step began
@@ -60,6 +63,11 @@ import (
 //	                            a scenario about what else is in the folder
 //	kubelet: own, trailing slash  the same, the folder's path given to both
 //	                            with a trailing slash
+//
+// Once the folder is moved away or deleted the kubelet's watch is gone for
+// good: it takes in the folder at its relists only, and a settle after it
+// waits on a relist (see settle). Such a scenario needs a kubelet of its
+// own, and settles only while the folder is there.
 //
 // All other scenarios share one kubelet and one folder, so each names its
 // own files and pods; a scenario run N times must have its name in every
@@ -189,7 +197,10 @@ func parseScenario(file string) (scenario, error) {
 	}
 	// The arguments each verb takes, fewest and most (-1: no bound).
 	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
+		"move-folder": {1, 1}, "remove-folder": {0, 0}, "make-folder": {0, 0},
 		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}}
+	missing := false // the folder is away or deleted
+	folderStep := 0  // the line of a step on the folder itself
 	for i, l := range strings.Split(string(a.Comment), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
@@ -220,12 +231,28 @@ func parseScenario(file string) (scenario, error) {
 				}
 			}
 		}
+		switch s.verb {
+		case "move-folder", "remove-folder", "make-folder":
+			folderStep = s.line
+			gone := s.verb == "remove-folder" || (s.verb == "move-folder" && s.args[0] == "away")
+			if (s.verb == "move-folder" && s.args[0] != "away" && s.args[0] != "back") || gone == missing {
+				return scenario{}, fmt.Errorf("%s:%d: %q does not fit a folder that is %s", file, s.line, l, map[bool]string{true: "missing", false: "there"}[missing])
+			}
+			missing = gone
+		case "settle":
+			if missing {
+				return scenario{}, fmt.Errorf("%s:%d: settle needs the folder there, for its barrier", file, s.line)
+			}
+		}
 		if s.verb == "hold" {
 			if d, err := time.ParseDuration(s.args[0]); err != nil || d <= 0 || d > 10*time.Second {
 				return scenario{}, fmt.Errorf("%s:%d: hold wants a duration up to 10s, not %q", file, s.line, s.args[0])
 			}
 		}
 		sc.steps = append(sc.steps, s)
+	}
+	if folderStep > 0 && !sc.ownKubelet {
+		return scenario{}, fmt.Errorf("%s:%d: a step on the folder takes the kubelet's watch for good: the scenario needs \"kubelet: own\"", file, folderStep)
 	}
 	if len(sc.outcomes) > 0 && sc.runs < 2 {
 		return scenario{}, fmt.Errorf("%s: outcome lines are for a scenario with runs of 2 or more", file)
@@ -360,6 +387,26 @@ func (s step) apply(k *kubelet.Kubelet, sc scenario, scratch string) error {
 			}
 		}
 		return f.Close()
+	case "move-folder":
+		away := dir + ".away"
+		if s.args[0] == "away" {
+			return os.Rename(dir, away)
+		}
+		return os.Rename(away, dir)
+	case "remove-folder":
+		return os.RemoveAll(dir)
+	case "make-folder":
+		// With the folders that tell the kubelet's relists.
+		for _, d := range []string{dir, k.RelistClock, k.RelistEnd} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "rename":
+		return os.Rename(filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1]))
+	case "remove":
+		return os.Remove(filepath.Join(dir, s.args[0]))
 	case "sed":
 		// The real sed -i: a temporary file in the folder, renamed over.
 		if out, err := exec.Command("sed", "-i", s.args[0], filepath.Join(dir, s.args[1])).CombinedOutput(); err != nil {
