@@ -267,6 +267,9 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			continue
 		case "relist":
 			start := time.Now()
+			if !relistOnly {
+				start = probeWatch(ctx, t, k, fmt.Sprintf("relist-probe-%s-%d", sc.name, s.line))
+			}
 			snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { _, ok := s.RelistAfter(start); return ok })
 			if err != nil {
 				t.Fatalf("line %d: no relist: %v", s.line, err)
@@ -517,6 +520,35 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
 	}
 	return snap
+}
+
+// probeWatch writes a file that is no manifest, named name, and returns
+// when the kubelet read it on its watch, by its log, then removes it.
+//
+// The kubelet's file source takes a queued watch event and a due relist in
+// either order, so a relist that began after a step may still have come
+// before the kubelet took in the step's changes; one that began after the
+// probe's read came after, as the probe's event was queued after theirs.
+func probeWatch(ctx context.Context, t *testing.T, k *kubelet.Kubelet, name string) time.Time {
+	t.Helper()
+	probe := filepath.Join(k.Manifests, name)
+	if err := os.WriteFile(probe, []byte("not a manifest: the judge's relist probe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(probe)
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	snap, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { return s.WatchRead(probe) })
+	if err != nil {
+		t.Fatalf("the kubelet did not read the relist probe %s on its watch: %v", name, err)
+	}
+	for _, r := range snap.Reads {
+		if r.Path == probe && !r.Relist {
+			return r.At
+		}
+	}
+	t.Fatalf("the relist probe %s: a watch read without its time", name)
+	return time.Time{}
 }
 
 // followTimeout bounds the wait, after the last settle, for podwatch's

@@ -43,7 +43,8 @@ import (
 //	make-folder             create the folder again, empty
 //	settle                  wait until the kubelet and podwatch have acted
 //	relist                  wait until the kubelet has begun a full list of
-//	                        the folder since this step began
+//	                        the folder since it took in every change before
+//	                        this step (see probeWatch)
 //	phase-known             wait until podwatch has learnt the kubelet's
 //	                        relist phase (its log says so)
 //	hold DURATION           leave the folder as it is for DURATION: part of
