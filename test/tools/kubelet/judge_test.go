@@ -139,6 +139,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	}
 	w.Flush()
 	t.Logf("\n%s", tab.String())
+	t.Logf("per scenario, its runs grouped by outcome:\n%s", summary(results))
 	// REMOVE timing: podwatch's line against the kubelet's SyncLoop REMOVE.
 	// One at a kubelet relist podwatch saw must never come before it. On a
 	// watch event both act at once, and the kubelet's sync loop may take a
@@ -180,6 +181,61 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 			t.Errorf("the kubelet changed the host:\n%s", d)
 		}
 	})
+}
+
+// summary is the closing table: per scenario, each outcome its runs gave
+// (what the kubelet's sync loop was told, what its sandboxes show, what
+// podwatch said, the verdict) with how many runs gave it, then every known
+// disagreement with its reason and how many runs showed it.
+func summary(results []result) string {
+	type row struct {
+		family, loop, kubelet, podwatch, verdict string
+	}
+	var (
+		order     []row
+		count     = map[row]int{}
+		runs      = map[string]int{}
+		disagreed = map[string]int{}
+		reasons   []string // family: reason, for each family with one
+	)
+	for _, r := range results {
+		verdict := "agree"
+		if !r.agree {
+			verdict = "DISAGREE"
+			if r.disagreement != "" {
+				verdict = "known-disagreement"
+			}
+		}
+		// A run's pods carry its name; grouped, they read as the family's.
+		norm := func(s string) string { return strings.ReplaceAll(s, r.name, r.family) }
+		k := row{r.family, norm(r.loop), norm(r.kubelet), norm(r.podwatch), verdict}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+		runs[r.family]++
+		if !r.agree {
+			disagreed[r.family]++
+		}
+		if r.disagreement != "" && !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, r.family+": ") }) {
+			reasons = append(reasons, r.family+": "+r.disagreement)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b row) int { return strings.Compare(a.family, b.family) })
+	var b bytes.Buffer
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "scenario\truns\tthe kubelet's sync loop\tits sandboxes\tpodwatch said\tverdict")
+	for _, k := range order {
+		fmt.Fprintf(w, "%s\t%d of %d\t%s\t%s\t%s\t%s\n", k.family, count[k], runs[k.family], k.loop, k.kubelet, k.podwatch, k.verdict)
+	}
+	w.Flush()
+	slices.Sort(reasons)
+	b.WriteString("\nknown disagreements left:\n")
+	for _, r := range reasons {
+		family, reason, _ := strings.Cut(r, ": ")
+		fmt.Fprintf(&b, "- %s (disagreed in %d of %d runs): %s\n", family, disagreed[family], runs[family], reason)
+	}
+	return b.String()
 }
 
 type result struct {
