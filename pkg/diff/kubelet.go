@@ -205,17 +205,13 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		return
 	}
 	// A relist seen after the fact read the files as they were then: one
-	// changed since is as the watch events after the relist left it.
+	// changed since is as the watch events after the relist left it, and
+	// those came after the relist, so what they put in the store stands
+	// over what the relist read (see below).
 	at := snap.KubeletRelist
 	later := func(f *types.File) bool { return !at.IsZero() && f.ChangedAt.After(at) }
 	store := make(map[string]string, len(v.store))
 	plain := true
-	for key, name := range v.store {
-		if f := lookup(snap.Files, name); f != nil && later(f) {
-			store[key] = name
-			plain = false
-		}
-	}
 	for _, f := range snap.Files {
 		if later(f) {
 			continue
@@ -236,6 +232,12 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 				}
 				plain = false
 			}
+		}
+	}
+	for key, name := range v.store {
+		if f := lookup(snap.Files, name); f != nil && later(f) {
+			store[key] = name
+			plain = false
 		}
 	}
 	for name := range v.keys {

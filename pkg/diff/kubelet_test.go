@@ -128,3 +128,35 @@ func TestKubeletOtherPodAtRelist(t *testing.T) {
 		t.Fatalf("relist: %q %+v", got, chs)
 	}
 }
+
+// A kubelet relist seen only after the fact, begun before a file's last
+// change, read that file as it was; the change's watch event came after the
+// relist and wins over it. So cp a.yaml b.yaml during the relist leaves the
+// pod with b.yaml, the last in byte order, not back with a.yaml.
+func TestKubeletRelistSeenLateKeepsTheLaterWrite(t *testing.T) {
+	src := pod("src", "img:1")
+	st := publishedState(t, snap(true, valid("a.yaml", src, t0), valid("b.yaml", pod("b", "img:1"), t0)))
+	copied := valid("b.yaml", src, t0.Add(10*time.Second))
+	ws := snap(false, valid("a.yaml", src, t0), copied)
+	ws.Time = t0.Add(10 * time.Second)
+	// Only the winning file changed, which must persist first.
+	chs, st, recheck := Compute(st, ws, t0.Add(10*time.Second), testOpts)
+	if len(chs) == 0 && !recheck.IsZero() {
+		chs, st, _ = Compute(st, ws, recheck, testOpts)
+	}
+	if got := podOps(chs); got != "UPDATE b.yaml" || chs[0].Object.Name != "src-node-1" {
+		t.Fatalf("the copy on the watch: %q %+v", got, chs)
+	}
+	ks := ws
+	ks.Time, ks.KubeletRelist = t0.Add(12*time.Second), t0.Add(9*time.Second)
+	chs, st, recheck = Compute(st, ks, t0.Add(12*time.Second), testOpts)
+	if !recheck.IsZero() {
+		more, _, _ := Compute(st, ks, recheck, testOpts)
+		chs = append(chs, more...)
+	}
+	for _, ch := range chs {
+		if ch.Object.Name == "src-node-1" && ch.Op != "" {
+			t.Fatalf("the kubelet's relist from before the copy moved src: %s %s", ch.Op, ch.Message)
+		}
+	}
+}
