@@ -71,7 +71,10 @@ import (
 // own, and settles only while the folder is there.
 //
 // JUDGE_RUNS=N runs every racy scenario N times instead of its runs line:
-// for a long local run of the races.
+// for a long local run of the races (20 or more). The runs lines hold what
+// CI runs: every run adds a pod or two to the one kubelet, and a kubelet
+// with a few hundred on a loaded machine restarts pods slower than a
+// settle waits.
 //
 // All other scenarios share one kubelet and one folder, so each names its
 // own files and pods; a scenario run N times must have its name in every
