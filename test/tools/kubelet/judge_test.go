@@ -107,14 +107,18 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
+				// A run that stops on a failure still has its row.
+				r := result{name: sc.name, family: sc.family, loop: "-", kubelet: "-", podwatch: "-", failed: true, disagreement: sc.disagreement}
+				defer func() {
+					mu.Lock()
+					results = append(results, r)
+					mu.Unlock()
+				}()
 				k, pw := k, pw
 				if sc.ownKubelet {
 					k, pw = own(ctx, t, bin, filepath.Join(dir, sc.name), node, sc.trailingSlash)
 				}
-				r := run(ctx, t, sc, k, pw, node)
-				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
+				r = run(ctx, t, sc, k, pw, node)
 			})
 		}
 	})
@@ -124,13 +128,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	fmt.Fprintln(w, "scenario\tthe kubelet's sync loop\tits sandboxes\tpodwatch said\tverdict\tpodwatch followed")
 	agreed := map[string]bool{} // family -> every run agreed
 	for _, r := range results {
-		verdict := "agree"
-		if !r.agree {
-			verdict = "DISAGREE"
-			if r.disagreement != "" {
-				verdict = "known-disagreement"
-			}
-		}
+		verdict := r.verdict()
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.loop, r.kubelet, r.podwatch, verdict, r.followed)
 		if _, ok := agreed[r.family]; !ok {
 			agreed[r.family] = true
@@ -196,16 +194,11 @@ func summary(results []result) string {
 		count     = map[row]int{}
 		runs      = map[string]int{}
 		disagreed = map[string]int{}
+		failed    = map[string]int{}
 		reasons   []string // family: reason, for each family with one
 	)
 	for _, r := range results {
-		verdict := "agree"
-		if !r.agree {
-			verdict = "DISAGREE"
-			if r.disagreement != "" {
-				verdict = "known-disagreement"
-			}
-		}
+		verdict := r.verdict()
 		// A run's pods carry its name; grouped, they read as the family's.
 		norm := func(s string) string { return strings.ReplaceAll(s, r.name, r.family) }
 		k := row{r.family, norm(r.loop), norm(r.kubelet), norm(r.podwatch), verdict}
@@ -214,7 +207,10 @@ func summary(results []result) string {
 		}
 		count[k]++
 		runs[r.family]++
-		if !r.agree {
+		switch {
+		case r.failed:
+			failed[r.family]++
+		case !r.agree:
 			disagreed[r.family]++
 		}
 		if r.disagreement != "" && !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, r.family+": ") }) {
@@ -233,9 +229,28 @@ func summary(results []result) string {
 	b.WriteString("\nknown disagreements left:\n")
 	for _, r := range reasons {
 		family, reason, _ := strings.Cut(r, ": ")
-		fmt.Fprintf(&b, "- %s (disagreed in %d of %d runs): %s\n", family, disagreed[family], runs[family], reason)
+		of := fmt.Sprintf("%d of %d runs", disagreed[family], runs[family])
+		if n := failed[family]; n > 0 {
+			of += fmt.Sprintf(", %d failed", n)
+		}
+		fmt.Fprintf(&b, "- %s (disagreed in %s): %s\n", family, of, reason)
 	}
 	return b.String()
+}
+
+// verdict is the run's in the tables: agree, known-disagreement,
+// DISAGREE, or FAILED for a run that stopped on a failure (its log says
+// which).
+func (r result) verdict() string {
+	switch {
+	case r.failed:
+		return "FAILED"
+	case r.agree:
+		return "agree"
+	case r.disagreement != "":
+		return "known-disagreement"
+	}
+	return "DISAGREE"
 }
 
 type result struct {
@@ -247,6 +262,7 @@ type result struct {
 	removeDelays []time.Duration
 	estimated    []string
 	agree        bool
+	failed       bool   // the run stopped on a failure before its end
 	disagreement string // the scenario's known-disagreement reason
 }
 
