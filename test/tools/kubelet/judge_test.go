@@ -300,6 +300,14 @@ func own(ctx context.Context, t *testing.T, bin, dir, node string, trailingSlash
 // pod go, then took it back); the pod's last sandbox stopped with none
 // after it by the settle is REMOVE.
 func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw *podwatch, node string) result {
+	// Once judged, its files go: every pod left running is work for the
+	// one kubelet (its pod lifecycle relist, its housekeeping) while the
+	// scenarios after it wait on its restarts.
+	defer func() {
+		for _, n := range sc.fileNames() {
+			_ = os.Remove(filepath.Join(k.Manifests, n))
+		}
+	}()
 	full := func(p string) string { return p + "-" + node }
 	type track struct {
 		live    map[string]bool // sandboxes running
