@@ -236,7 +236,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		k.waitErr = k.cmd.Wait()
 		close(k.exited)
 	}()
-	if err := k.awaitHealthy(ctx, ports[1]); err == nil {
+	if err = k.awaitHealthy(ctx, ports[1]); err == nil {
 		err = k.awaitWatch(ctx)
 	}
 	if err != nil {
