@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,10 +35,29 @@ const maxCandidates = 4
 // batch is what the watch read at once, or why it stopped.
 type batch struct {
 	at       time.Time // when it was read
-	opens    []string  // in order; "" is the folder itself
+	events   []event   // in order
 	overflow bool      // events were lost before these
 	gone     bool      // the folder's watch ended, or its name changed in the parent
 	err      error     // the watch failed; nothing more follows
+}
+
+// op is what happened to a name in the folder.
+type op uint8
+
+const (
+	opened op = iota // the name was opened; "" is the folder itself
+	came             // the name was created or moved in
+	went             // the name was deleted or moved away
+)
+
+// event is one thing seen in the folder. Dot names and folders are left
+// out, but for the folder's own opens.
+type event struct {
+	op   op
+	name string
+	// regular: for came, the name was a regular file when the event was
+	// read (symlinks are not: their target is opened under its own name).
+	regular bool
 }
 
 // watcher is one start of the watch of the folder. Close stops it and
@@ -45,7 +65,8 @@ type batch struct {
 type watcher interface {
 	Events() <-chan batch
 	// List is the folder's regular non-dot files in byte order, read
-	// without opening the folder again.
+	// without opening the folder again. The detector lists once when the
+	// watch starts and after lost events, and follows the events between.
 	List() ([]string, error)
 	// Aged reports whether one of the names was last written (or had its
 	// inode changed) before t.
@@ -54,13 +75,74 @@ type watcher interface {
 }
 
 // candidate is a folder open that may begin a relist: want lists the
-// files it must open, in order, each within the window of the one
-// before.
+// files the folder held then, in byte order, which it must open in that
+// order, each within the window of the one before. A name that went (was
+// deleted or moved away, or replaced by what is not a regular file) since
+// the folder open may be skipped: the kubelet does not open a file gone
+// before its turn (its stat fails). A file created after the folder open
+// is not in want: the kubelet may have globbed it, or not. One moved over
+// a name in want keeps it: the name never stops naming a file, which the
+// kubelet opens.
 type candidate struct {
-	at   time.Time
-	want []string
-	next int
-	step time.Time // the last open that matched
+	at     time.Time
+	want   []string
+	next   int
+	opened int                 // files of want opened
+	step   time.Time           // the last open that matched
+	gone   map[string]struct{} // names of want that went since the folder open
+}
+
+// skippable says want[i] went since the folder open.
+func (c *candidate) skippable(i int) bool {
+	_, ok := c.gone[c.want[i]]
+	return ok
+}
+
+// open advances c if name is the next file it must open, or comes after
+// files it may skip; it reports whether it did.
+func (c *candidate) open(name string, at time.Time) bool {
+	k := c.next
+	for k < len(c.want) && c.want[k] != name && c.skippable(k) {
+		k++
+	}
+	if k == len(c.want) || c.want[k] != name {
+		return false
+	}
+	c.next, c.step = k+1, at
+	c.opened++
+	c.skipTail()
+	return true
+}
+
+// skipTail passes over skippable names at the end of want: nothing of
+// theirs is to come.
+func (c *candidate) skipTail() {
+	i := len(c.want)
+	for i > c.next && c.skippable(i-1) {
+		i--
+	}
+	if i == c.next {
+		c.next = len(c.want)
+	}
+}
+
+// went notes that name was deleted or moved away.
+func (c *candidate) went(name string) {
+	if _, found := slices.BinarySearch(c.want, name); !found {
+		return
+	}
+	if c.gone == nil {
+		c.gone = map[string]struct{}{}
+	}
+	c.gone[name] = struct{}{}
+	c.skipTail()
+}
+
+// done says c opened every file it had to, and enough of them to tell a
+// relist from a folder emptied while someone looked at it: at least half
+// of what the folder held at its open.
+func (c *candidate) done() bool {
+	return c.next == len(c.want) && c.opened > 0 && 2*c.opened >= len(c.want)
 }
 
 // Detector recognises the kubelet's relist of the manifest folder and
@@ -80,9 +162,16 @@ type Detector struct {
 	tracker  *Tracker
 	w        watcher
 	watchErr error
-	cands    []candidate
-	listed   int           // files in the folder at the last look, -1 before one
-	retryIn  time.Duration // while the watch is down: when to try again (0: never)
+	cands    []*candidate
+	// names are the folder's regular non-dot files in byte order, as the
+	// last list and the events since leave them; known says there is such
+	// a list. A candidate keeps the slice it was given: shared says one
+	// may, so the next change copies it first.
+	names   []string
+	known   bool
+	shared  bool
+	listed  int           // files in the folder at the last folder open, -1 before one
+	retryIn time.Duration // while the watch is down: when to try again (0: never)
 }
 
 // New checks opts (zero durations take the defaults) and builds a
@@ -225,15 +314,46 @@ func (d *Detector) start(ctx context.Context, out chan<- types.RelistObservation
 		d.log.Info("watching for the kubelet's relist again", "path", d.opts.Path)
 	}
 	d.w, d.watchErr, d.listed = w, nil, -1
-	names, err := w.List()
-	if err != nil {
+	if !d.list() {
 		return d.emit(ctx, out, d.tracker.Observable(d.clk.Now(), true, ""), nil)
 	}
-	d.listed = len(names)
-	if len(names) == 0 {
+	d.listed = len(d.names)
+	if len(d.names) == 0 {
 		return d.emit(ctx, out, d.tracker.Observable(d.clk.Now(), false, whyEmpty), nil)
 	}
 	return d.emit(ctx, out, d.tracker.Observable(d.clk.Now(), true, ""), nil)
+}
+
+// list takes the folder's names from the watch; it reports whether it
+// could.
+func (d *Detector) list() bool {
+	names, err := d.w.List()
+	if err != nil {
+		d.log.Debug("cannot list the folder", "path", d.opts.Path, "err", err)
+		d.names, d.known, d.shared = nil, false, false
+		return false
+	}
+	d.names, d.known, d.shared = names, true, false
+	return true
+}
+
+// setName records that name is, or is not, a regular file in the folder.
+func (d *Detector) setName(name string, present bool) {
+	if !d.known {
+		return
+	}
+	i, found := slices.BinarySearch(d.names, name)
+	if found == present {
+		return
+	}
+	if d.shared {
+		d.names, d.shared = slices.Clone(d.names), false
+	}
+	if present {
+		d.names = slices.Insert(d.names, i, name)
+	} else {
+		d.names = slices.Delete(d.names, i, i+1)
+	}
 }
 
 const whyEmpty = "the folder holds no regular file to recognise a relist by"
@@ -244,6 +364,7 @@ func (d *Detector) stopWatch() {
 		d.w = nil
 	}
 	d.cands = d.cands[:0]
+	d.names, d.known, d.shared = nil, false, false
 }
 
 // handle applies one batch; it reports false when ctx ended while sending.
@@ -258,30 +379,30 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 	if b.overflow {
 		d.log.Warn("inotify queue overflowed: the kubelet's relist phase is unknown until seen again", "path", d.opts.Path)
 		d.cands = d.cands[:0]
+		// What came and went meanwhile is lost with the rest.
+		d.list()
 		if !d.emit(ctx, out, d.tracker.Overflow(b.at), nil) {
 			return false
 		}
 	}
-	for _, name := range b.opens {
-		if name == "" {
+	for _, e := range b.events {
+		var c *candidate
+		switch {
+		case e.op == opened && e.name == "":
 			if !d.folderOpened(ctx, out, b.at) {
 				return false
 			}
-			continue
+		case e.op == opened:
+			c = d.fileOpened(e.name, b.at)
+		default:
+			// A name that no longer names a regular file is not opened
+			// under it: the kubelet skips what is not a regular file and
+			// reads a symlink's target under the target's name.
+			present := e.op == came && e.regular
+			c = d.nameChanged(e.name, present, !present)
 		}
-		if c, ok := d.fileOpened(name, b.at); ok {
-			if d.mayBeOwn(c) {
-				d.log.Debug("full read of files all written within podwatch's own re-read window: not taken for a relist",
-					"at", c.at, "files", len(c.want))
-				continue
-			}
-			onPhase, changes := d.tracker.Sweep(c.at)
-			r := &types.KubeletRelist{At: c.at, Seen: b.at, Files: len(c.want), OnPhase: onPhase}
-			d.log.Debug("full read of the folder seen", "at", c.at, "files", len(c.want), "onPhase", onPhase,
-				"latency", b.at.Sub(c.at))
-			if !d.emit(ctx, out, changes, r) {
-				return false
-			}
+		if c != nil && !d.relisted(ctx, out, c, b.at) {
+			return false
 		}
 	}
 	if b.gone {
@@ -292,14 +413,29 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 	return true
 }
 
+// relisted passes on a completed candidate, unless it may be podwatch's
+// own read; it reports false when ctx ended while sending.
+func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservation, c *candidate, seen time.Time) bool {
+	if d.mayBeOwn(c) {
+		d.log.Debug("full read of files all written within podwatch's own re-read window: not taken for a relist",
+			"path", d.opts.Path, "at", c.at, "files", c.opened)
+		return true
+	}
+	onPhase, changes := d.tracker.Sweep(c.at)
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase}
+	d.log.Debug("full read of the folder seen", "path", d.opts.Path, "at", c.at, "files", c.opened,
+		"skipped", len(c.want)-c.opened, "onPhase", onPhase, "latency", seen.Sub(c.at))
+	return d.emit(ctx, out, changes, r)
+}
+
 // folderOpened starts a candidate relist with the files the folder holds
 // now. A folder without a regular file cannot show a relist.
 func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObservation, at time.Time) bool {
-	want, err := d.w.List()
-	if err != nil {
-		d.log.Debug("cannot list the folder after an open", "path", d.opts.Path, "err", err)
+	if !d.known && !d.list() {
 		return true
 	}
+	want := d.names
+	d.shared = true
 	was := d.listed
 	d.listed = len(want)
 	if len(want) == 0 {
@@ -316,43 +452,55 @@ func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObse
 	if len(d.cands) == maxCandidates {
 		d.cands = append(d.cands[:0], d.cands[1:]...)
 	}
-	d.cands = append(d.cands, candidate{at: at, want: want, step: at})
+	d.cands = append(d.cands, &candidate{at: at, want: want, step: at})
 	return true
 }
 
 // fileOpened advances the candidates name is the next file of and drops
-// those whose window passed. When one completes it returns the latest
-// completed: the open nearest the kubelet's own, when another reader
-// opened the folder just before it; every other candidate goes with it,
-// as they share its opens.
-func (d *Detector) fileOpened(name string, at time.Time) (candidate, bool) {
-	kept := d.cands[:0]
-	var done candidate
-	found := false
+// those whose window passed. It returns the latest that completed, if
+// one did (see complete).
+func (d *Detector) fileOpened(name string, at time.Time) *candidate {
+	d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool { return at.Sub(c.step) > d.opts.Window })
+	advanced := false
 	for _, c := range d.cands {
-		if at.Sub(c.step) > d.opts.Window {
-			continue
-		}
-		if c.want[c.next] == name {
-			c.next++
-			c.step = at
-			if c.next == len(c.want) {
-				done, found = c, true // later candidates come later
-				continue
-			}
-		}
-		kept = append(kept, c)
+		advanced = c.open(name, at) || advanced
 	}
-	d.cands = kept
-	if found {
-		d.cands = d.cands[:0]
+	if !advanced {
+		return nil
 	}
-	return done, found
+	return d.complete()
+}
+
+// nameChanged follows a name that came (and is a regular file: present)
+// or went. The candidates are told of one that is gone: the kubelet may
+// not open it. A candidate left with nothing to open is complete.
+func (d *Detector) nameChanged(name string, present, gone bool) *candidate {
+	d.setName(name, present)
+	if !gone {
+		return nil
+	}
+	for _, c := range d.cands {
+		c.went(name)
+	}
+	return d.complete()
+}
+
+// complete returns the latest candidate that is done: the open nearest
+// the kubelet's own, when another reader opened the folder just before
+// it. Every other candidate goes with it, as they share its opens.
+func (d *Detector) complete() *candidate {
+	for i := len(d.cands) - 1; i >= 0; i-- {
+		if c := d.cands[i]; c.done() {
+			d.cands = d.cands[:0]
+			return c
+		}
+	}
+	return nil
 }
 
 // mayBeOwn says every file c read was written so recently that a list of
 // podwatch's own file source re-reads it, as a relist would.
-func (d *Detector) mayBeOwn(c candidate) bool {
+func (d *Detector) mayBeOwn(c *candidate) bool {
 	if d.opts.OwnListPeriod <= 0 {
 		return false
 	}

@@ -135,7 +135,7 @@ func (f *fakeRun) expect(n int) []types.RelistObservation {
 // relist sends a full read of names at the clock's time, one batch.
 func (f *fakeRun) relist(names ...string) {
 	f.t.Helper()
-	f.send(batch{opens: append([]string{""}, names...)})
+	f.send(batch{events: opens(append([]string{""}, names...)...)})
 }
 
 // known relists four times, 2s apart from base, and checks the phase
@@ -178,8 +178,8 @@ func TestDetectorOverflowUntilNextRelist(t *testing.T) {
 	f.known()
 	f.clk.SetTime(base.Add(7 * time.Second))
 	// A half-seen relist before the overflow must not complete after it.
-	f.send(batch{opens: []string{"", "a.yaml"}})
-	f.send(batch{overflow: true, opens: []string{"b.yaml"}})
+	f.send(batch{events: opens("", "a.yaml")})
+	f.send(batch{overflow: true, events: opens("b.yaml")})
 	o := f.expect(1)[0]
 	if o.Relist != nil || o.Phase.State != types.RelistUnknown || !strings.Contains(o.Phase.Why, "overflow") {
 		t.Fatalf("after the overflow: %s", dump([]types.RelistObservation{o}))
@@ -196,18 +196,18 @@ func TestDetectorOverflowUntilNextRelist(t *testing.T) {
 func TestDetectorWindow(t *testing.T) {
 	f := startFake(t, []string{"a.yaml", "b.yaml"})
 	f.nextWatch()
-	f.send(batch{opens: []string{""}})
+	f.send(batch{events: opens("")})
 	f.clk.Step(DefaultWindow)
-	f.send(batch{opens: []string{"a.yaml"}})
+	f.send(batch{events: opens("a.yaml")})
 	f.clk.Step(DefaultWindow + time.Millisecond)
-	f.send(batch{opens: []string{"b.yaml"}})
+	f.send(batch{events: opens("b.yaml")})
 	f.quiet()
 	// The same within the window is a relist.
-	f.send(batch{opens: []string{""}})
+	f.send(batch{events: opens("")})
 	f.clk.Step(DefaultWindow)
-	f.send(batch{opens: []string{"a.yaml"}})
+	f.send(batch{events: opens("a.yaml")})
 	f.clk.Step(DefaultWindow)
-	f.send(batch{opens: []string{"b.yaml"}})
+	f.send(batch{events: opens("b.yaml")})
 	o := f.expect(1)[0]
 	if o.Relist == nil || !o.Relist.At.Equal(f.clk.Now().Add(-2*DefaultWindow)) || o.Relist.Files != 2 {
 		t.Fatalf("relist: %s", dump([]types.RelistObservation{o}))
@@ -219,17 +219,17 @@ func TestDetectorWindow(t *testing.T) {
 func TestDetectorOrderAndInterleaving(t *testing.T) {
 	f := startFake(t, []string{"a.yaml", "b.yaml", "c.yaml"})
 	f.nextWatch()
-	f.send(batch{opens: []string{"", "b.yaml", "a.yaml", "c.yaml"}})
+	f.send(batch{events: opens("", "b.yaml", "a.yaml", "c.yaml")})
 	f.quiet()
-	f.send(batch{opens: []string{"", "a.yaml", "c.yaml", "b.yaml", "b.yaml", "a.yaml", "c.yaml"}})
+	f.send(batch{events: opens("", "a.yaml", "c.yaml", "b.yaml", "b.yaml", "a.yaml", "c.yaml")})
 	if o := f.expect(1)[0]; o.Relist == nil {
 		t.Fatalf("interleaved relist: %s", dump([]types.RelistObservation{o}))
 	}
 	// Two folder opens, then one full read: one relist, dated by the
 	// later open.
-	f.send(batch{opens: []string{""}})
+	f.send(batch{events: opens("")})
 	f.clk.Step(30 * time.Millisecond)
-	f.send(batch{opens: []string{"", "a.yaml", "b.yaml", "c.yaml"}})
+	f.send(batch{events: opens("", "a.yaml", "b.yaml", "c.yaml")})
 	if o := f.expect(1)[0]; o.Relist == nil || !o.Relist.At.Equal(f.clk.Now()) {
 		t.Fatalf("after two folder opens: %s", dump([]types.RelistObservation{o}))
 	}

@@ -17,9 +17,21 @@
 // a file and merges a repeated event not yet read, so opens are never
 // counted to subtract podwatch's own: the signature is matched as a
 // subsequence of the opens that follow a folder open, which another
-// reader's opens in between cannot break. On a folder open the Detector
-// lists the folder through a descriptor it holds open, which shows as no
-// open of its own.
+// reader's opens in between cannot break.
+//
+// The folder is busy: other writers create, rename and delete files while
+// the kubelet reads it. The same instance follows names coming and going
+// (IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO), so the Detector
+// knows what the folder held at each open of it, in the events' own order,
+// from one list when the watch starts (through a descriptor it holds open,
+// which shows as no open) and another after lost events. A file the
+// folder held at the open that went since (deleted, moved away, replaced
+// by what is not a regular file) may be left out: the kubelet's stat of
+// it fails and it opens nothing. A file created after the folder open is
+// not waited for: the kubelet's glob, just after its open, may hold it or
+// not. A file moved over a listed name still names a file, which the
+// kubelet opens. At least half of the files the folder held must be
+// opened, so that a folder emptied while someone looked at it is no relist.
 //
 // Not every full read is the kubelet's: podwatch's own first list reads
 // every file, and its later lists re-read every file written in the last

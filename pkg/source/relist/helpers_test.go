@@ -101,3 +101,12 @@ func last(obs []types.RelistObservation) types.RelistPhase {
 	}
 	return obs[len(obs)-1].Phase
 }
+
+// opens is an open of each name in turn; "" is the folder.
+func opens(names ...string) []event {
+	out := make([]event, len(names))
+	for i, n := range names {
+		out[i] = event{op: opened, name: n}
+	}
+	return out
+}

@@ -19,8 +19,11 @@ import (
 )
 
 const (
-	// The folder: opens of it and in it, and its own end.
-	dirMask = unix.IN_OPEN | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	// The folder: opens of it and in it, names coming and going (so that
+	// the detector knows what the folder held at each open of it, and
+	// which names changed since), and its own end.
+	dirMask = unix.IN_OPEN | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
 	// The parent: only the folder's own name coming and going matters, so
 	// that a folder replaced (or a symlinked --path swapped) is watched
 	// again.
@@ -34,21 +37,15 @@ const (
 type inotifyWatch struct {
 	f        *os.File // the inotify instance, non-blocking, so Close wakes a Read
 	dir      *os.File
+	dirFd    int // dir's descriptor, for the reading goroutine's lstat
 	wdDir    int32
 	wdParent int32
 	base     string
 	clk      clock.PassiveClock
-	// The last list, and the folder's times when it was taken: a folder
-	// whose times did not change has the same entries, and podwatch's
-	// own relist of a large folder must not cost a second listing.
-	listed    []string
-	listedFor unix.Stat_t
-	trusted   bool
-	wallNow   func() time.Time // against the folder's times, which are wall-clock
-	ch        chan batch
-	stop      chan struct{}
-	done      chan struct{}
-	once      sync.Once
+	ch       chan batch
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
 }
 
 func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error) {
@@ -57,7 +54,7 @@ func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error
 		return nil, limitHint(os.NewSyscallError("inotify_init1", err))
 	}
 	w := &inotifyWatch{
-		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk, wallNow: time.Now,
+		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk,
 		ch: make(chan batch), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	defer func() {
@@ -85,7 +82,7 @@ func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error
 		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	w.dir = os.NewFile(uintptr(dfd), path)
+	w.dir, w.dirFd = os.NewFile(uintptr(dfd), path), dfd
 	wd, err := unix.InotifyAddWatch(fd, path, dirMask)
 	if err != nil {
 		return nil, limitHint(&fs.PathError{Op: "inotify_add_watch", Path: path, Err: err})
@@ -124,16 +121,8 @@ func (w *inotifyWatch) Events() <-chan batch { return w.ch }
 
 // List reads the folder held open again: its regular files, dot names
 // left out, in byte order. Symlinks are left out too: what they point to
-// is opened under the target's name, in the target's folder. The list is
-// shared; callers do not change it.
+// is opened under the target's name, in the target's folder.
 func (w *inotifyWatch) List() ([]string, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(w.dir.Fd()), &st); err != nil {
-		return nil, err
-	}
-	if w.trusted && st.Mtim == w.listedFor.Mtim && st.Ctim == w.listedFor.Ctim {
-		return w.listed, nil
-	}
 	if _, err := w.dir.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
@@ -148,20 +137,13 @@ func (w *inotifyWatch) List() ([]string, error) {
 		}
 	}
 	slices.Sort(names)
-	// Times are coarse: a change in the same tick as a listing before it
-	// leaves them as they were. Only a folder quiet for a second before
-	// it was listed is trusted to show every change in its times.
-	w.listed, w.listedFor = names, st
-	now := w.wallNow()
-	w.trusted = now.Sub(time.Unix(st.Mtim.Unix())) > time.Second && now.Sub(time.Unix(st.Ctim.Unix())) > time.Second
 	return names, nil
 }
 
 func (w *inotifyWatch) Aged(names []string, t time.Time) bool {
-	fd := int(w.dir.Fd())
 	var st unix.Stat_t
 	for _, name := range names {
-		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if unix.Fstatat(w.dirFd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
 		}
 		if time.Unix(st.Mtim.Unix()).Before(t) && time.Unix(st.Ctim.Unix()).Before(t) {
@@ -195,15 +177,16 @@ func (w *inotifyWatch) read() {
 		}
 		b := w.parse(buf[:n])
 		b.at = w.clk.Now()
-		if (len(b.opens) > 0 || b.overflow || b.gone) && !w.send(b) {
+		if (len(b.events) > 0 || b.overflow || b.gone) && !w.send(b) {
 			return
 		}
 	}
 }
 
-// parse keeps the opens of the folder ("") and of its non-dot entries
-// that are not folders, in order, and whether events were lost or the
-// folder's watch ended.
+// parse keeps, in order, the opens of the folder (name "") and of its
+// non-dot entries that are not folders, and those names coming and going
+// (a name that came is looked up at once: whether it is a regular file
+// now), and whether events were lost or the folder's watch ended.
 func (w *inotifyWatch) parse(buf []byte) batch {
 	var b batch
 	for len(buf) >= unix.SizeofInotifyEvent {
@@ -222,11 +205,18 @@ func (w *inotifyWatch) parse(buf []byte) batch {
 		case wd != w.wdDir:
 		case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
 			b.gone = true
-		case mask&unix.IN_OPEN == 0:
-		case nameLen == 0:
-			b.opens = append(b.opens, "")
-		case mask&unix.IN_ISDIR == 0 && name[0] != '.':
-			b.opens = append(b.opens, string(bytes.TrimRight(name, "\x00")))
+		case mask&unix.IN_OPEN != 0 && nameLen == 0:
+			b.events = append(b.events, event{op: opened})
+		case mask&unix.IN_ISDIR != 0 || nameLen == 0 || name[0] == '.':
+		case mask&unix.IN_OPEN != 0:
+			b.events = append(b.events, event{op: opened, name: string(bytes.TrimRight(name, "\x00"))})
+		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+			n := string(bytes.TrimRight(name, "\x00"))
+			var st unix.Stat_t
+			regular := unix.Fstatat(w.dirFd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+			b.events = append(b.events, event{op: came, name: n, regular: regular})
+		case mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
+			b.events = append(b.events, event{op: went, name: string(bytes.TrimRight(name, "\x00"))})
 		}
 	}
 	return b
