@@ -187,10 +187,12 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 			l.relistT = l.clk.NewTimer(relistLag)
 		}
 		if l.kubeletRelist.IsZero() {
-			// The phase just became known: its last relist is already
-			// behind the kubelet, and until one is taken in podwatch's own
-			// would stand in.
-			l.kubeletRelist = last
+			// The phase just became known. Its last relist is as fresh as
+			// any other (the kubelet's sync loop may not have it yet) and
+			// waits for relistLag like them; the one a period before it is
+			// behind the kubelet, and taken in at once, so that podwatch's
+			// own relist no longer stands in meanwhile.
+			l.kubeletRelist = last.Add(-o.Phase.Period)
 		}
 	}
 	p := o.Phase

@@ -191,3 +191,52 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
 	}
 }
+
+// The relist that makes the phase known is as fresh as any: a step before
+// relistLag (a snapshot arriving meanwhile) must not report what the
+// kubelet's sync loop may not have yet. The relist before it stands in at
+// once, so that podwatch's own no longer does.
+func TestLoopWaitsForTheRelistThatMadeThePhaseKnown(t *testing.T) {
+	o := relistOptions(t)
+	var stdout testutil.LockedBuffer
+	p, err := New(o, Env{Stdout: &stdout, Log: slog.New(slog.DiscardHandler)}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	ctx := context.Background()
+	at := time.Now().Add(-time.Minute)
+	pod := &types.Pod{Key: "kube-system/web-node-1", Hash: "h1", Config: "c1", JSON: json.RawMessage(`{}`)}
+	good := &types.File{Name: "web.yaml", Path: o.Source.Path + "/web.yaml", Pod: pod, ChangedAt: at, Complete: true}
+	other := &types.File{Name: "x.yaml", Path: o.Source.Path + "/x.yaml", Pod: &types.Pod{Key: "kube-system/x-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}, ChangedAt: at, Complete: true}
+	// Turned invalid between the kubelet's last two relists.
+	bad := &types.File{Name: "web.yaml", Path: good.Path, Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: at.Add(21 * time.Second)}
+	snap := func(seq uint64, relist bool, files ...*types.File) {
+		s := types.Snapshot{Time: time.Now(), Seq: seq, Relist: relist, Path: o.Source.Path, Files: files, Watch: types.WatchStatus{Up: true}}
+		p.loop.snap = &s
+		p.loop.step(ctx)
+	}
+	removed := func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
+
+	snap(1, true, good, other)
+	snap(2, false, bad, other)
+	last := at.Add(22 * time.Second)
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: last, Next: last.Add(2 * time.Second)}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: last}, Phase: known})
+	if p.loop.relistT == nil || !p.loop.pending.Equal(last) {
+		t.Fatalf("no timer for the relist that made the phase known (pending %v)", p.loop.pending)
+	}
+	// A snapshot, and podwatch's own relist, before the timer.
+	snap(3, false, bad, other)
+	snap(4, true, bad, other)
+	if rm := removed(); len(rm) != 0 {
+		t.Fatalf("REMOVE before relistLag passed since the kubelet's relist was seen: %+v", rm)
+	}
+	p.loop.relistT.Stop()
+	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending // what the timer does
+	p.loop.step(ctx)
+	rm := removed()
+	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops it at its relist") {
+		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
+	}
+}
