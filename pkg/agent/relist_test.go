@@ -14,6 +14,7 @@ import (
 
 	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/metrics"
+	"github.com/podwatch/podwatch/pkg/source/relist"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -74,6 +75,9 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	}
 	if got := p.relist.Options(); got.Path != o.Source.Path || got.OwnListPeriod != 20*time.Second {
 		t.Errorf("detector on %q beside a source listing every %v, want %q and 20s", got.Path, got.OwnListPeriod, o.Source.Path)
+	}
+	if got := p.relist.Options().OwnLists; got != relist.OwnLists(p.src) {
+		t.Errorf("detector told of lists by %v, want the file source", got)
 	}
 	ctx := context.Background()
 	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)

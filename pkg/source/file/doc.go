@@ -30,5 +30,8 @@
 //     files only become complete by settling.
 //
 // Unchanged files (same device, inode, size, mtime, ctime) are not re-read;
-// files whose bytes hash as before are not decoded again.
+// files whose bytes hash as before are not decoded again. ListStarted says
+// when the last list began, from any goroutine: right after a burst of
+// writes a list reads every file, as the kubelet's relist does, and the
+// relist detector must not take it for one.
 package file

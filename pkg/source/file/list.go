@@ -15,6 +15,7 @@ import (
 // the watch said, before any relist.
 func (s *Source) relist() {
 	now := s.clk.Now()
+	s.listStart.Store(now.UnixNano())
 	s.touchedAll = true
 	s.lastList = listStats{}
 	defer func() { s.lastList.took = s.clk.Since(now) }()

@@ -358,3 +358,22 @@ func TestQuietFileIsCompleteAtFirstList(t *testing.T) {
 		t.Fatalf("files = %+v: want old.yaml complete (quiet a minute), new.yaml not", snap.Files)
 	}
 }
+
+// ListStarted says when the last list began, on the source's clock: the
+// relist detector tells podwatch's own full reads by it.
+func TestListStarted(t *testing.T) {
+	clk := clocktesting.NewFakeClock(t0)
+	s := newTestSource(t, t.TempDir(), clk)
+	if got := s.ListStarted(); !got.IsZero() {
+		t.Fatalf("before a list: %v, want zero", got)
+	}
+	listOnce(s)
+	clk.Step(time.Minute)
+	if got := s.ListStarted(); !got.Equal(t0) {
+		t.Errorf("after a list at %v: %v", t0, got)
+	}
+	listOnce(s)
+	if got := s.ListStarted(); !got.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after a second list: %v, want %v", got, t0.Add(time.Minute))
+	}
+}

@@ -38,6 +38,9 @@ type Source struct {
 	missingRetry time.Duration
 
 	running atomic.Bool
+	// listStart is when the last list began (UnixNano of the clock, 0
+	// before one), for ListStarted, read from other goroutines.
+	listStart atomic.Int64
 
 	// Everything below belongs to the goroutine in Run.
 	cache      map[string]*entry
@@ -99,6 +102,18 @@ func New(opts Options, clk clock.WithTicker, log *slog.Logger) (*Source, error) 
 
 // Options returns the options in effect, defaults applied.
 func (s *Source) Options() Options { return s.opts }
+
+// ListStarted is when the source last began a full list of the path, on
+// its clock; zero before the first. A list opens the folder once, then
+// reads the files that changed: the relist detector must know its own
+// process's reads from the kubelet's. Safe for concurrent use.
+func (s *Source) ListStarted() time.Time {
+	n := s.listStart.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
 
 // Run watches and lists until ctx is done, sending a Snapshot after the first
 // list, after every later list, and after each group of watch events. It

@@ -499,10 +499,17 @@ func (d *Detector) complete() *candidate {
 }
 
 // mayBeOwn says every file c read was written so recently that a list of
-// podwatch's own file source re-reads it, as a relist would.
+// podwatch's own file source re-reads it, as a relist would, and, when
+// the source says when it lists, that one began just before c's open.
 func (d *Detector) mayBeOwn(c *candidate) bool {
 	if d.opts.OwnListPeriod <= 0 {
 		return false
+	}
+	if own := d.opts.OwnLists; own != nil {
+		s := own.ListStarted()
+		if s.IsZero() || c.at.Before(s) || c.at.Sub(s) > OwnListLag {
+			return false
+		}
 	}
 	return !d.w.Aged(c.want, d.wallNow().Add(-OwnRereadWindow-d.opts.OwnListPeriod))
 }

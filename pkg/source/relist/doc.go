@@ -38,10 +38,14 @@
 // two seconds, so right after a burst of writes its lists read the whole
 // folder too. With Options.OwnListPeriod set (the agent sets it), a full
 // read in which every file was written within that window and one period
-// of podwatch's own is not taken for a relist; with a sub-second period
-// such reads would otherwise make a phase of their own. Podwatch's first
-// list is recognised, but falls off the phase (KubeletRelist.OnPhase is
-// false).
+// of podwatch's own may be its own; with a sub-second period such reads
+// would otherwise make a phase of their own. Options.OwnLists (the agent
+// sets it to its file source) says when podwatch's own lists begin: only
+// such a read that opened the folder within OwnListLag after one is set
+// aside, so that the kubelet's relists of a folder just written (all of
+// it, when podwatch and the kubelet start on a new node) still count.
+// Podwatch's first list is recognised, but falls off the phase
+// (KubeletRelist.OnPhase is false).
 //
 // The Tracker, pure, turns the times of recognised relists into a phase:
 // Known once relists repeat at one period, within Options.Tolerance, for

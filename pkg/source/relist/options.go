@@ -40,7 +40,23 @@ type Options struct {
 	// may be its own, and is not taken for a relist. 0: no source of
 	// podwatch's reads the folder.
 	OwnListPeriod time.Duration
+	// OwnLists, when set (the agent sets it; no flag), says when that
+	// source last began a list, so that only a full read that opened the
+	// folder just after one (within OwnListLag) may be its own. Nil: any
+	// full read of young files may be.
+	OwnLists OwnLists
 }
+
+// OwnLists is podwatch's own file source, as the detector asks it.
+type OwnLists interface {
+	// ListStarted is when the source last began a list (zero before one).
+	ListStarted() time.Time
+}
+
+// OwnListLag is how long after podwatch's own list began a full read may
+// have opened the folder and still be taken for that list: its open comes
+// at once, but the detector reads it late on a loaded machine.
+const OwnListLag = 500 * time.Millisecond
 
 // OwnRereadWindow is how long after a file's last write podwatch's file
 // source re-reads it at every list, whether or not its stat changed: file

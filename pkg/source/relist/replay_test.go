@@ -140,8 +140,14 @@ func (w *traceWatch) Aged(names []string, t time.Time) bool {
 // ownListPeriod is Options.OwnListPeriod.
 func replay(t *testing.T, tr trace, ownListPeriod time.Duration) []types.RelistObservation {
 	t.Helper()
-	clk := testingclock.NewFakeClock(base)
-	d, err := New(Options{Enabled: true, Path: "/manifests", OwnListPeriod: ownListPeriod}, clk, nil)
+	return replayWith(t, tr, Options{OwnListPeriod: ownListPeriod}, testingclock.NewFakeClock(base))
+}
+
+// replayWith is replay with opts (Enabled and Path set here), on clk.
+func replayWith(t *testing.T, tr trace, opts Options, clk *testingclock.FakeClock) []types.RelistObservation {
+	t.Helper()
+	opts.Enabled, opts.Path = true, "/manifests"
+	d, err := New(opts, clk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +250,68 @@ func TestSignature(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("relists %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// ownLists is podwatch's own file source beginning its lists at the
+// given times, on clk.
+type ownLists struct {
+	clk    *testingclock.FakeClock
+	starts []time.Duration // after base
+}
+
+func (o ownLists) ListStarted() time.Time {
+	var last time.Time
+	for _, s := range o.starts {
+		if at := base.Add(s); !at.After(o.clk.Now()) {
+			last = at
+		}
+	}
+	return last
+}
+
+// Right after files are written, a full read of them may be podwatch's own
+// list re-reading them. Told when its lists begin, the detector sets aside
+// only the full read that opened the folder just after one; without that
+// it must set aside every one.
+func TestFullReadOfYoungFilesWhenOwnListsAreKnown(t *testing.T) {
+	const text = `ls
+0 came a
+0 came b
+100 open .
+100 open a
+101 open b
+1000 open .
+1000 open a
+1001 open b
+2100 open .
+2100 open a
+2101 open b
+`
+	for _, tc := range []struct {
+		name string
+		own  []time.Duration // when podwatch's lists began; nil: not told
+		want []int64
+	}{
+		{name: "not told", want: nil},
+		{name: "told", own: []time.Duration{990 * time.Millisecond, 2990 * time.Millisecond}, want: []int64{100, 2100}},
+		{name: "told, read late", own: []time.Duration{600 * time.Millisecond}, want: []int64{100, 2100}},
+		{name: "told, read later than OwnListLag", own: []time.Duration{400 * time.Millisecond}, want: []int64{100, 1000, 2100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(base)
+			opts := Options{OwnListPeriod: 2 * time.Second}
+			if tc.own != nil {
+				opts.OwnLists = ownLists{clk: clk, starts: tc.own}
+			}
+			var got []int64
+			for _, rl := range relists(replayWith(t, parseTrace(t, tc.name, text), opts, clk)) {
+				got = append(got, rl.At.Sub(base).Milliseconds())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("relists at %v ms, want %v", got, tc.want)
 			}
 		})
 	}
