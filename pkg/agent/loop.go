@@ -58,9 +58,20 @@ type loop struct {
 
 // relistLag is how long after podwatch sees the kubelet read the last
 // manifest of a relist it takes the relist in: the kubelet sends what it
-// read to its sync loop only after that read, and a REMOVE must never be
-// said before the kubelet acts on it.
-const relistLag = 200 * time.Millisecond
+// read to its sync loop only after that read, the sync loop takes it when
+// done with what it was doing (on a busy node, most of half a second
+// later), and a REMOVE must never be said before the kubelet acts on it.
+// It is at most half the phase's period, so that one relist is taken in
+// before the next is seen.
+const relistLag = 750 * time.Millisecond
+
+// lagFor is relistLag for a phase of the given period.
+func lagFor(period time.Duration) time.Duration {
+	if period > 0 {
+		return min(relistLag, period/2)
+	}
+	return relistLag
+}
 
 // run diffs each snapshot against the published state and records the
 // changes, and follows the kubelet's relist phase, until ctx ends (nil) or
@@ -184,7 +195,7 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	if last := o.Phase.Last; o.Phase.State == types.RelistKnown && last.After(l.pending) {
 		l.pending = last
 		if l.relistT == nil {
-			l.relistT = l.clk.NewTimer(relistLag)
+			l.relistT = l.clk.NewTimer(lagFor(o.Phase.Period))
 		}
 		if l.kubeletRelist.IsZero() {
 			// The phase just became known. Its last relist is as fresh as

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 
@@ -242,5 +244,47 @@ func TestLoopWaitsForTheRelistThatMadeThePhaseKnown(t *testing.T) {
 	rm := removed()
 	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops it at its relist") {
 		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
+	}
+}
+
+// A relist is taken in relistLag after it was seen, at most half a period:
+// long enough for a busy kubelet's sync loop to have it, short enough that
+// it is in before the next relist.
+func TestLoopTakesARelistInAfterItsLag(t *testing.T) {
+	for _, tc := range []struct {
+		period, lag time.Duration
+	}{
+		{20 * time.Second, relistLag},
+		{2 * time.Second, 750 * time.Millisecond},
+		{time.Second, 500 * time.Millisecond},
+	} {
+		t.Run(tc.period.String(), func(t *testing.T) {
+			o := relistOptions(t)
+			clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC))
+			p, err := New(o, Env{Stdout: &testutil.LockedBuffer{}, Log: slog.New(slog.DiscardHandler), Clock: clk}).build(context.Background(), metrics.New("test", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.close()
+			at := clk.Now()
+			known := types.RelistPhase{State: types.RelistKnown, Period: tc.period, Last: at, Next: at.Add(tc.period)}
+			p.loop.observeRelist(context.Background(), types.RelistObservation{Relist: &types.KubeletRelist{At: at}, Phase: known})
+			fired := func() bool {
+				select {
+				case <-p.loop.relistT.C():
+					return true
+				default:
+					return false
+				}
+			}
+			clk.Step(tc.lag - time.Millisecond)
+			if fired() {
+				t.Fatalf("taken in before %v", tc.lag)
+			}
+			clk.Step(time.Millisecond)
+			if !fired() {
+				t.Fatalf("not taken in at %v", tc.lag)
+			}
+		})
 	}
 }
