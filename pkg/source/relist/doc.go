@@ -49,10 +49,14 @@
 //
 // The Tracker, pure, turns the times of recognised relists into a phase:
 // Known once relists repeat at one period, within Options.Tolerance, for
-// three cycles; Unknown before, when two periodic readers compete (a
-// backup tool, a second podwatch starting), while the folder cannot be
-// observed (no watch, no regular file in it) and after events were lost
-// (IN_Q_OVERFLOW) until a relist falls on the phase again. A Known phase
+// three cycles. A relist is dated by when podwatch read its folder open,
+// late when podwatch was slow to read, never early: a read later than its
+// grid point moves the grid by what exceeds half the tolerance only, so
+// that the next relist, seen on time, still falls on it. It is Unknown
+// before, when two periodic readers compete (a backup tool, a second
+// podwatch starting), while the folder cannot be observed (no watch, no
+// regular file in it) and after events were lost (IN_Q_OVERFLOW) until a
+// relist falls on the phase again. A Known phase
 // that stops for three periods is reported Lost once, then Unknown; one
 // whose relists go on at another phase (the kubelet restarted) becomes
 // Unknown without being Lost.

@@ -48,12 +48,18 @@ type train struct {
 	// since is when the train's stop is counted from: its last read, or
 	// when the folder became observable again after it.
 	since time.Time
+	// anchor is the grid point last fell on. Podwatch sees a read late
+	// (when slow to read its inotify queue), never early: a read later
+	// than its grid point moves the grid only by what exceeds half the
+	// tolerance, so that one seen late does not put the next, seen on
+	// time, off the grid; an earlier read moves it all the way.
+	anchor time.Time
 }
 
 // offset is how far at lies from the train's grid point nearest to it,
-// and how many periods after last that point is.
+// and how many periods after the last read that point is.
 func (tr *train) offset(at time.Time) (k int, off time.Duration) {
-	d := at.Sub(tr.last)
+	d := at.Sub(tr.anchor)
 	k = int(math.Round(float64(d) / float64(tr.period)))
 	return k, d - time.Duration(k)*tr.period
 }
@@ -63,7 +69,12 @@ func (tr *train) fits(at time.Time, tol time.Duration) (int, bool) {
 	return k, k >= 1 && abs(off) <= tol
 }
 
-func (tr *train) add(at time.Time, k int) {
+func (tr *train) add(at time.Time, k int, tol time.Duration) {
+	pred := tr.anchor.Add(time.Duration(k) * tr.period)
+	tr.anchor = at
+	if late := at.Sub(pred); late > 0 {
+		tr.anchor = at.Add(-min(late, tol/2))
+	}
 	tr.prev, tr.prevPeriods = tr.last, tr.periods
 	tr.last, tr.since = at, at
 	tr.periods += k
@@ -93,7 +104,7 @@ func (tr *train) replaces(at time.Time, tol time.Duration) bool {
 }
 
 func (tr *train) replaceLast(at time.Time) {
-	tr.last, tr.since = at, at
+	tr.last, tr.since, tr.anchor = at, at, at
 	tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
 }
 
@@ -160,7 +171,7 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 		k, ok := tr.fits(at, t.tol)
 		switch {
 		case ok:
-			tr.add(at, k)
+			tr.add(at, k, t.tol)
 		case tr.replaces(at, t.tol):
 			tr.replaceLast(at)
 		default:
@@ -202,7 +213,7 @@ func (t *Tracker) pair(at time.Time) {
 		}) {
 			continue
 		}
-		t.trains = append(t.trains, &train{first: x, last: at, periods: 1, hits: 2, run: 1, period: d, since: at})
+		t.trains = append(t.trains, &train{first: x, last: at, periods: 1, hits: 2, run: 1, period: d, since: at, anchor: at})
 	}
 	if n := len(t.trains) - maxTrains; n > 0 {
 		// Shed the trains with fewest reads, the oldest first among
@@ -308,7 +319,7 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 	case len(q) == 1:
 		t.known, t.why = q[0], whyNone
 		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].last}
-		next.Next = next.Last.Add(next.Period)
+		next.Next = q[0].anchor.Add(next.Period)
 	case len(q) > 1:
 		next.Why = fmt.Sprintf("full reads of the folder repeat at %d phases (every %v and every %v): something besides the kubelet reads every file",
 			len(q), round(q[0].period), round(q[1].period))

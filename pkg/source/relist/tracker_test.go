@@ -152,6 +152,15 @@ func TestTrackerScenarios(t *testing.T) {
 			until: 22_000, final: types.RelistUnknown,
 		},
 		{
+			// Podwatch sees a read late when it is slow to read its
+			// inotify queue, never early: a late read must not move the
+			// grid, or the next read on time falls off it.
+			name:  "reads seen late under load do not move the grid",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_060, 12_120, 14_000, 16_000, 18_000, 20_000),
+			until: 20_500, final: types.RelistKnown, next: 22_000,
+			want: []string{"known(2s)@6000"},
+		},
+		{
 			name:  "a sweep missed keeps the phase",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 12000, 14000),
 			until: 14_500, final: types.RelistKnown, next: 16_000,
