@@ -160,3 +160,43 @@ func TestKubeletRelistSeenLateKeepsTheLaterWrite(t *testing.T) {
 		}
 	}
 }
+
+// A kubelet relist taken in after the fact read the files as they were
+// then: a shadowing file written since, which the kubelet took in on its
+// watch, still wins, and the file the relist read under the same key does
+// not take the pod back.
+func TestKubeletRelistSeenLateKeepsWhatTheWatchTookInSince(t *testing.T) {
+	web := valid("web.yaml", pod("web", "img:1"), t0)
+	bak := valid("web.yaml.bak", pod("web", "img:bak"), t0.Add(10*time.Second))
+	var st State
+	step := func(seq uint64, relist bool, kubelet time.Time, changed []string, files ...*types.File) []types.Change {
+		t.Helper()
+		now := t0.Add(time.Duration(seq) * 5 * time.Second)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}, KubeletRelist: kubelet, Files: files}
+		if !relist {
+			snap.Changed = changed
+		}
+		chs, recheck := Advance(&st, snap, now, testOpts)
+		for !recheck.IsZero() {
+			var more []types.Change
+			more, recheck = Advance(&st, snap, recheck, testOpts)
+			chs = append(chs, more...)
+		}
+		return chs
+	}
+	if got := podOps(step(1, true, t0.Add(time.Second), nil, &web)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	if got := podOps(step(2, false, t0.Add(time.Second), []string{"web.yaml.bak"}, &web, &bak)); got != "UPDATE web.yaml.bak" {
+		t.Fatalf("the .bak written: %q", got)
+	}
+	// The kubelet's relist a moment before the .bak was written, taken in
+	// now: it read web.yaml alone, and the watch took the .bak in after.
+	if chs := step(3, false, t0.Add(9*time.Second), nil, &web, &bak); podOps(chs) != "" {
+		t.Fatalf("the relist before the .bak's write, taken in after it: %q, want nothing\n%+v", podOps(chs), chs)
+	}
+	// The next relist reads both: the .bak wins, as it does already.
+	if chs := step(4, false, t0.Add(19*time.Second), nil, &web, &bak); podOps(chs) != "" {
+		t.Fatalf("the next relist: %q, want nothing", podOps(chs))
+	}
+}
