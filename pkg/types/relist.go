@@ -55,10 +55,10 @@ type RelistPhase struct {
 	Period time.Duration
 	// Last is the folder open of the last relist on the phase (Known, Lost).
 	Last time.Time
-	// Next is when the next relist is due (Known): Last + Period, or up
-	// to half the tolerance sooner when Last was seen late. A relist that
-	// goes unseen does not move it; NextAfter gives the one after a given
-	// time.
+	// Next is when the next relist is due (Known): the phase's grid point
+	// after Last, which is Last + Period, or sooner when Last was seen
+	// late (by three tolerances at most). A relist that goes unseen does
+	// not move it; NextAfter gives the one after a given time.
 	Next time.Time
 	// Why says, for logs, why the phase is not Known, or how it was lost.
 	Why string

@@ -250,8 +250,9 @@ func TestDetectorKnowsAKubeletLikeReader(t *testing.T) {
 	slices.Sort(seen)
 	t.Logf("%d relists; At after the reader's start: median %v, max %v; observed after it: median %v, max %v",
 		len(late), late[len(late)/2], late[len(late)-1], seen[len(seen)/2], seen[len(seen)-1])
-	// A relist seen late moves the grid by half the tolerance at most.
-	if d := p.Last.Add(p.Period).Sub(p.Next); d < 0 || d > DefaultTolerance/2 {
+	// A relist seen late moves the grid by half the tolerance at most
+	// (Period is rounded to the millisecond).
+	if d := p.Last.Add(p.Period).Sub(p.Next); d < -time.Millisecond || d > DefaultTolerance/2 {
 		t.Errorf("Next %v is not within half the tolerance before Last %v + Period %v", p.Next, p.Last, p.Period)
 	}
 }

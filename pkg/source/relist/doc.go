@@ -52,7 +52,9 @@
 // three cycles. A relist is dated by when podwatch read its folder open,
 // late when podwatch was slow to read, never early: a read later than its
 // grid point moves the grid by what exceeds half the tolerance only, so
-// that the next relist, seen on time, still falls on it. It is Unknown
+// that the next relist, seen on time, still falls on it; on a Known phase a
+// read seen up to three tolerances late is the relist due there, on the
+// phase, and moves nothing. It is Unknown
 // before, when two periodic readers compete (a backup tool, a second
 // podwatch starting), while the folder cannot be observed (no watch, no
 // regular file in it) and after events were lost (IN_Q_OVERFLOW) until a

@@ -54,6 +54,37 @@ type train struct {
 	// tolerance, so that one seen late does not put the next, seen on
 	// time, off the grid; an earlier read moves it all the way.
 	anchor time.Time
+	// seenLate is the last read seen later on a grid point of the
+	// qualified train than the tolerance allows, by lateTolerance at most:
+	// the kubelet's relist read late by a loaded podwatch. It counts as a
+	// relist on the phase, but moves neither the grid nor the period.
+	seenLate time.Time
+}
+
+// lateTolerance is how late on a qualified train's grid point a read may
+// be seen and still be the relist due there: podwatch, slow to read its
+// queue on a loaded machine, sees a relist late, never early.
+func lateTolerance(tol time.Duration) time.Duration { return 3 * tol }
+
+// lateOn says at is a read seen late on a grid point of the qualified
+// train (see seenLate).
+func (tr *train) lateOn(at time.Time, tol time.Duration) bool {
+	k, off := tr.offset(at)
+	return tr.qualified && k >= 1 && off > tol && off <= lateTolerance(tol)
+}
+
+// lastRead is the train's last read, seen late or not.
+func (tr *train) lastRead() time.Time {
+	if tr.seenLate.After(tr.last) {
+		return tr.seenLate
+	}
+	return tr.last
+}
+
+// nextAfter is the train's first grid point after its last read.
+func (tr *train) nextAfter() time.Time {
+	n := tr.lastRead().Sub(tr.anchor)/tr.period + 1
+	return tr.anchor.Add(n * tr.period)
 }
 
 // offset is how far at lies from the train's grid point nearest to it,
@@ -174,6 +205,8 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 			tr.add(at, k, t.tol)
 		case tr.replaces(at, t.tol):
 			tr.replaceLast(at)
+		case tr.lateOn(at, t.tol):
+			tr.seenLate, tr.since = at, at
 		default:
 			continue
 		}
@@ -192,7 +225,7 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 		t.history = slices.Delete(t.history, 0, n)
 	}
 	changes = t.evaluate(at)
-	onPhase = t.known != nil && t.known.last.Equal(at)
+	onPhase = t.known != nil && t.known.lastRead().Equal(at)
 	return onPhase, changes
 }
 
@@ -301,9 +334,9 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 			t.why = fmt.Sprintf("the full reads every %v moved to another phase (the kubelet restarted?)", round(lost.period))
 		} else {
 			l := types.RelistPhase{
-				State: types.RelistLost, Period: round(lost.period), Last: lost.last,
+				State: types.RelistLost, Period: round(lost.period), Last: lost.lastRead(),
 				Why: fmt.Sprintf("no full read of the folder for %d periods of %v since %s",
-					stopCycles, round(lost.period), lost.last.Format(time.RFC3339Nano)),
+					stopCycles, round(lost.period), lost.lastRead().Format(time.RFC3339Nano)),
 			}
 			changes = append(changes, l)
 			t.why = "the kubelet's relist was lost: " + l.Why
@@ -318,8 +351,7 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 		next.Why = "inotify events were lost (queue overflow); waiting for the next relist on the phase"
 	case len(q) == 1:
 		t.known, t.why = q[0], whyNone
-		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].last}
-		next.Next = q[0].anchor.Add(next.Period)
+		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].lastRead(), Next: q[0].nextAfter()}
 	case len(q) > 1:
 		next.Why = fmt.Sprintf("full reads of the folder repeat at %d phases (every %v and every %v): something besides the kubelet reads every file",
 			len(q), round(q[0].period), round(q[1].period))

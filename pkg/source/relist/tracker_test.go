@@ -2,6 +2,7 @@ package relist
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,8 @@ func TestTrackerScenarios(t *testing.T) {
 		next  int
 		// anyWant: the transitions on the way do not matter.
 		anyWant bool
+		// on, when set, is every sweep on the phase (ms).
+		on []int
 	}{
 		{
 			name:  "steady 2s: known at the fourth relist",
@@ -159,6 +162,23 @@ func TestTrackerScenarios(t *testing.T) {
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_060, 12_120, 14_000, 16_000, 18_000, 20_000),
 			until: 20_500, final: types.RelistKnown, next: 22_000,
 			want: []string{"known(2s)@6000"},
+		},
+		{
+			// Seen more than the tolerance late, by three tolerances at
+			// most, a read on a known phase is the kubelet's relist seen
+			// late: on the phase, and no loss, but the grid stays.
+			name:  "reads seen up to three tolerances late are on the known phase",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_000, 12_150, 14_220, 16_290, 18_000, 20_000),
+			until: 20_500, final: types.RelistKnown, next: 22_000,
+			want: []string{"known(2s)@6000"},
+			on:   []int{6000, 8000, 10_000, 12_150, 14_220, 16_290, 18_000, 20_000},
+		},
+		{
+			name:  "a read seen later than three tolerances is off the phase",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_350, 12_000),
+			until: 12_500, final: types.RelistKnown, next: 14_000,
+			want: []string{"known(2s)@6000"},
+			on:   []int{6000, 8000, 12_000},
 		},
 		{
 			name:  "a sweep missed keeps the phase",
@@ -250,9 +270,12 @@ func TestTrackerScenarios(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _, tr := drive(t, DefaultTolerance, c.steps, c.until)
+			got, on, tr := drive(t, DefaultTolerance, c.steps, c.until)
 			if !c.anyWant && strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("transitions\n got %v\nwant %v", got, c.want)
+			}
+			if c.on != nil && !slices.Equal(on, c.on) {
+				t.Errorf("on the phase %v, want %v", on, c.on)
 			}
 			p := tr.Phase()
 			if p.State != c.final {
