@@ -3,6 +3,8 @@ package manifest
 import (
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // Invalid manifests carrying secrets in the places operators put them: the
@@ -38,5 +40,22 @@ func TestRedactSafetyNet(t *testing.T) {
 	msg := redact(`x: Invalid value: "--token=abcdef": bad`, []string{"--token=abcdef"})
 	if strings.Contains(msg, "abcdef") {
 		t.Errorf("redact left the secret: %q", msg)
+	}
+}
+
+// TestRedactRemovesThePodsValues holds Redact to the values of the pod,
+// a longer one containing a shorter one taken whole.
+func TestRedactRemovesThePodsValues(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "main",
+		Args: []string{"--token=s3cr3t-value", "--v=2"},
+		Env:  []v1.EnvVar{{Name: "PASSWORD", Value: "s3cr3t"}, {Name: "KEY", Value: "hunter22"}},
+	}}}}
+	got := Redact(`flag --token=s3cr3t-value rejected; login with hunter22 failed; --v=2 kept`, pod)
+	if want := `flag <redacted> rejected; login with <redacted> failed; --v=2 kept`; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	if got := Redact("no pod, nothing known", nil); got != "no pod, nothing known" {
+		t.Errorf("Redact with no pod = %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -133,6 +134,21 @@ func sensitiveStrings(pod *v1.Pod) []string {
 		visit((*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
 	}
 	return out
+}
+
+// Redact removes from msg every value of pod that no podwatch message may
+// show (env values, commands, arguments, annotation and HTTP header
+// values, as for validation errors), longest first so that a value holding
+// another goes whole. It is for text podwatch did not write, such as the
+// kubelet's status of a container, whose termination message may echo
+// the container's arguments or environment.
+func Redact(msg string, pod *v1.Pod) string {
+	if pod == nil || msg == "" {
+		return msg
+	}
+	secrets := sensitiveStrings(pod)
+	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	return redact(msg, secrets)
 }
 
 // redact is a safety net behind the validators, which already avoid
