@@ -16,6 +16,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/follow"
+	"github.com/podwatch/podwatch/pkg/kube"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/source/file"
@@ -79,7 +80,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		restore = p.st.Events()
 		state = published.Load(opts.StateDir, log)
 	}
-	kubeSinks, restore, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore, publishedRefs(state)...)
+	kubeSinks, restore, api, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore, publishedRefs(state)...)
 	if err != nil {
 		p.close()
 		return nil, err
@@ -115,7 +116,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		alarm := &stateAlarm{ctx: context.WithoutCancel(ctx), rec: rec, log: log, metrics: m, node: opts.NodeName, dir: opts.StateDir}
 		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, alarm.status)
 	}
-	if err := a.buildFollower(p, state, m); err != nil {
+	if err := a.buildFollower(p, state, m, api); err != nil {
 		p.close()
 		return nil, err
 	}
@@ -124,8 +125,9 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 
 // buildFollower adds the follower when a CRI socket is given, and its
 // metrics to m. It reports through the recorder as the loop does, and the
-// loop hands it every change after recording it.
-func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics) error {
+// loop hands it every change after recording it. With api (nil: no
+// cluster) its warnings add what the mirror pods' status says.
+func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics, api kube.API) error {
 	opts, log := a.opts, a.env.Log
 	if opts.RuntimeEndpoint == "" {
 		log.Info("no --container-runtime-endpoint (or --follow-pods): changes are not followed to the running pods; StaticPodStarted and StaticPodNotStarted are not reported")
@@ -152,10 +154,13 @@ func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics) er
 	fo := opts.Follow
 	p.runtime = rt
 	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, m, keys)
+	if api != nil {
+		p.follower.WithMirrorPods(kube.NewMirrorPods(api))
+	}
 	p.loop.follower = p.follower
 	log.Info("following changes to the running pods through the container runtime", "endpoint", rt.Endpoint(),
 		"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),
-		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval))
+		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval), "mirrorPodStatus", api != nil)
 	return nil
 }
 

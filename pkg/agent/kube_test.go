@@ -18,9 +18,9 @@ import (
 func TestSetupKubeWithoutClusterIsNoSink(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	local := []v1.Event{{}}
-	regs, restore, err := setupKube(context.Background(), kube.Options{}, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), local)
-	if err != nil || regs != nil || len(restore) != 1 {
-		t.Errorf("setupKube = %v, %d restored, %v; want no sink, local kept, no error", regs, len(restore), err)
+	regs, restore, api, err := setupKube(context.Background(), kube.Options{}, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), local)
+	if err != nil || regs != nil || len(restore) != 1 || api != nil {
+		t.Errorf("setupKube = %v, %d restored, %v, %v; want no sink, local kept, no client, no error", regs, len(restore), api, err)
 	}
 }
 
@@ -47,9 +47,9 @@ current-context: x
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	regs, _, err := setupKube(context.Background(), opts, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), nil)
-	if err != nil || len(regs) != 1 || regs[0].Name != kubeSinkName {
-		t.Fatalf("setupKube = %v, %v; want the api sink", regs, err)
+	regs, _, api, err := setupKube(context.Background(), opts, "n", clock.RealClock{}, slog.New(slog.DiscardHandler), nil)
+	if err != nil || len(regs) != 1 || regs[0].Name != kubeSinkName || api == nil {
+		t.Fatalf("setupKube = %v, %v, %v; want the api sink and its client, for the follower's mirror pods", regs, api, err)
 	}
 }
 

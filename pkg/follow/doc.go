@@ -40,7 +40,12 @@
 // Deadline, with the same message while the same thing is seen, so the
 // events package counts it on one Event; the message says what is seen
 // (the old pod still running, no sandbox, a container not created, or
-// exited with its code and reason), not how long it has been.
+// exited with its code and reason), not how long it has been. Why a
+// container waits and what it said when it terminated are not in the
+// runtime but in the pod status, which a kubelet with an API server
+// publishes in the mirror pod: given MirrorPods, a warning about a
+// container adds what the status of the mirror pod for the judged UID
+// says, read only then (see mirror.go).
 //
 // A newer change to the same pod supersedes the one being followed: only
 // the newest is judged and reported.

@@ -62,6 +62,8 @@ type Follower struct {
 	log  *slog.Logger
 	emit Emit
 	obs  Observer // nil: nobody observes
+	// mirrors reads the mirror pods, nil without an API server.
+	mirrors MirrorPods
 
 	mu      sync.Mutex
 	pending []types.Change
@@ -74,6 +76,10 @@ type Follower struct {
 	primed     bool                 // seen holds a first poll's containers
 	runtimeErr error                // the last poll's failure, nil when it answered
 	reports    []types.FollowReport // this step's, for obs
+	// mirrorDownUntil: no mirror pod is read before then, after a read
+	// failed; mirrorFailing: the last read failed (logged once).
+	mirrorDownUntil time.Time
+	mirrorFailing   bool
 }
 
 // target is the change being followed for one pod.
@@ -88,6 +94,9 @@ type target struct {
 	warned  int               // NotStarted reports so far
 	warnAt  time.Time         // when the next one is due, once past the deadline
 	cause   types.FollowCause // what the last poll saw instead, while warned
+	// uid is the pod's UID as the last poll found it (the new sandbox's,
+	// or metadata.uid), "" when not known: the mirror pod must have it.
+	uid string
 }
 
 // seenContainer is a static pod's container at the last poll, to tell a
@@ -321,7 +330,17 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 	}
 	t.warned++
 	t.warnAt = now.Add(f.opts.Deadline)
+	if explained(cause) {
+		why += f.kubeletSaysNotStarted(ctx, key, t)
+	}
 	f.report(ctx, t, false, why, 0)
+}
+
+// explained says whether the mirror pod's status can say more of a cause
+// than the runtime: why a container is not created, does not run or
+// exited.
+func explained(c types.FollowCause) bool {
+	return c == types.CauseContainerNotCreated || c == types.CauseContainerNotRunning || c == types.CauseContainerExited
 }
 
 // report emits the outcome of t.

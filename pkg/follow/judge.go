@@ -126,6 +126,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		}
 	}
 	var sb *runtimeapi.PodSandbox
+	t.uid = uid
 	for _, s := range sbs {
 		if uid != "" && sandboxUID(s) != uid {
 			continue
@@ -150,6 +151,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		}
 		return false, why, cause, 0
 	}
+	t.uid = sandboxUID(sb)
 	if !ready(sb) {
 		return false, fmt.Sprintf("its sandbox (UID %s) is not ready", sandboxUID(sb)), types.CauseSandboxNotReady, 0
 	}
@@ -323,6 +325,7 @@ func (f *Follower) reportRestart(ctx context.Context, key string, sb *runtimeapi
 	if st, err := f.rt.ContainerStatus(ctx, prev.id); err == nil && st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
 		last = fmt.Sprintf("; it exited with code %d%s", st.GetExitCode(), reason(st))
 	}
+	last += f.kubeletSaysRestarted(ctx, key, sandboxUID(sb), name, prev.id)
 	ns, pod, _ := strings.Cut(key, "/")
 	// No attempt number in the message: the Event's count says how often.
 	f.record(ctx, types.Change{

@@ -8,6 +8,9 @@
 // re-targets an Event at the Node when its namespace is gone, and points Pod
 // Events at the mirror pod's uid so `kubectl describe pod` finds them.
 //
+// MirrorPods reads one mirror pod for pkg/follow, whose warnings add the
+// kubelet's status of a container from it.
+//
 // Only the typed core/v1 client is used: the full clientset would register
 // every API group's types in a node agent that writes Events and reads Pods.
 //
