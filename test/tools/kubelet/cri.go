@@ -56,7 +56,9 @@ type runtime struct {
 // keeps none, and with an empty one the kubelet's container log manager
 // globs "*" in its working directory and deletes what matches. The path is
 // the kubelet's, inside its mount namespace; nothing here creates it, since
-// this process sees the host's /var/log.
+// this process sees the host's /var/log. It records the mounts too, which
+// a real runtime reports in the container's status: the kubelet finds the
+// host file of the termination message among them.
 func (r runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
 	resp, err := r.RemoteRuntime.CreateContainer(ctx, req)
 	if err != nil {
@@ -67,6 +69,7 @@ func (r runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCont
 	defer rs.Unlock()
 	if c, ok := rs.Containers[resp.ContainerId]; ok {
 		c.LogPath = filepath.Join(req.GetSandboxConfig().GetLogDirectory(), req.GetConfig().GetLogPath())
+		c.Mounts = req.GetConfig().GetMounts()
 	}
 	return resp, nil
 }

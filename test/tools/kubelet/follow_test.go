@@ -496,8 +496,14 @@ func (a *followAgent) Write(b []byte) (int, error) {
 // image, and returns when.
 func (a *followAgent) write(t *testing.T, k *kubelet.Kubelet, name, image string) time.Time {
 	t.Helper()
-	manifest := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  containers:\n  - name: main\n    image: %s\n",
-		name, followNamespace, image)
+	return writeManifest(t, k, name, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  containers:\n  - name: main\n    image: %s\n",
+		name, followNamespace, image))
+}
+
+// writeManifest writes manifest as the pod name's, name.yaml, and returns
+// when.
+func writeManifest(t *testing.T, k *kubelet.Kubelet, name, manifest string) time.Time {
+	t.Helper()
 	tmp := filepath.Join(filepath.Dir(k.Manifests), name+".yaml")
 	if err := os.WriteFile(tmp, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)

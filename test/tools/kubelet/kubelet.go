@@ -474,6 +474,14 @@ func (k *Kubelet) Intercept(i Interceptor) {
 	k.cri.icpt = i
 }
 
+// InNamespace is the path by which this process reaches path as the
+// kubelet sees it in its mount namespace (its root dir, /var/lib/kubelet,
+// is a tmpfs there): to write what a container would have written, such
+// as its termination message.
+func (k *Kubelet) InNamespace(path string) string {
+	return fmt.Sprintf("/proc/%d/root%s", k.cmd.Process.Pid, path)
+}
+
 // Runtime is the fake runtime service's state, for a test that changes a
 // container's state under the kubelet; hold its lock while doing so.
 func (k *Kubelet) Runtime() *apitesting.FakeRuntimeService { return k.cri.fake.RuntimeService }
