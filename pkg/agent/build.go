@@ -154,13 +154,15 @@ func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics, ap
 	fo := opts.Follow
 	p.runtime = rt
 	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, m, keys)
+	mirrors := false // the mirror pods' status explains its warnings
 	if api != nil {
 		p.follower.WithMirrorPods(kube.NewMirrorPods(api))
+		mirrors = true
 	}
 	p.loop.follower = p.follower
 	log.Info("following changes to the running pods through the container runtime", "endpoint", rt.Endpoint(),
 		"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),
-		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval), "mirrorPodStatus", api != nil)
+		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval), "mirrorPodStatus", mirrors)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,43 @@ func TestValidateRuntimeEndpoint(t *testing.T) {
 		o.RuntimeEndpoint, o.FollowPods = tt.endpoint, tt.follow
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Validate(%q, follow %v) = %v, want %q", tt.endpoint, tt.follow, err, tt.want)
+		}
+	}
+}
+
+// With a cluster the follower also reads the mirror pods, through the API
+// client the Events go through; without one it reads the runtime alone.
+func TestFollowerReadsMirrorPodsOnlyWithACluster(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	_, endpoint := testutil.ServeFakeCRI(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	// Unreachable: the warm start fails fast and the agent is built.
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cluster := range []string{"", kubeconfig} {
+		o := DefaultOptions()
+		o.NodeName = "node-1"
+		o.Source.Path = t.TempDir()
+		o.StateDir = t.TempDir()
+		o.RuntimeEndpoint = endpoint
+		o.Kube.Kubeconfig = cluster
+		var logs testutil.LockedBuffer
+		p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), metrics.New("test", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.close()
+		want := "mirrorPodStatus=" + strconv.FormatBool(cluster != "")
+		if p.follower == nil || !strings.Contains(logs.String(), want) {
+			t.Errorf("kubeconfig %q: follower %v, want its start log with %s:\n%s", cluster, p.follower, want, logs.String())
 		}
 	}
 }
