@@ -107,6 +107,7 @@ lint:
 tidy-check:
 	$(GO) mod tidy -diff
 	cd test/tools && $(GO) mod tidy -diff
+	cd test/tools/crictl && $(GO) mod tidy -diff
 	cd test/tools/monitoring && $(GO) mod tidy -diff
 	cd hack/image && $(GO) mod tidy -diff
 	cd hack/package && $(GO) mod tidy -diff

@@ -10,10 +10,11 @@ import (
 )
 
 // Versions of the binaries; keep them in step with ../go.mod,
-// ../etcd/go.mod and ../build-binaries.sh.
+// ../etcd/go.mod, ../crictl/go.mod and ../build-binaries.sh.
 const (
-	KubeVersion = "v1.37.2"
-	EtcdVersion = "v3.6.16"
+	KubeVersion   = "v1.37.2"
+	EtcdVersion   = "v3.6.16"
+	CrictlVersion = "v1.37.0"
 )
 
 // Binaries are the paths of the programs.
@@ -83,6 +84,27 @@ func BuildKubelet() (string, error) {
 	}
 	out := filepath.Join(dir, "kubelet-"+KubeVersion)
 	if err := goBuild(tools, "k8s.io/kubernetes/cmd/kubelet", out, []string{"CGO_ENABLED=0"}); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// BuildCrictl returns the cached crictl, building it if it is missing. It
+// comes from its own module, ../crictl, because cri-tools requires the
+// k8s.io staging modules at versions other than the ones ../go.mod pins for
+// k8s.io/kubernetes.
+func BuildCrictl() (string, error) {
+	dir, unlock, err := lockCache()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	tools, err := toolsDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "crictl-"+CrictlVersion)
+	if err := goBuild(filepath.Join(tools, "crictl"), "sigs.k8s.io/cri-tools/cmd/crictl", out, nil); err != nil {
 		return "", err
 	}
 	return out, nil
