@@ -93,6 +93,7 @@ install: build
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./... | tee bench.out
+	cd test/tools && $(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./followcost/ | tee -a ../../bench.out
 	$(GO) run $(BENCHSTAT) bench.out
 
 lint:
