@@ -43,52 +43,10 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
 	}
-	dir := t.TempDir()
-	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
-	}
-	bin, err := apiserver.BuildKubelet()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-
-	s := apiserver.Start(t)
-	deploy, err := filepath.Abs(filepath.Join("..", "..", "..", "deploy", "kubernetes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := s.Kubectl(ctx, apiserver.AdminToken, "apply", "-f", deploy); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	token, err := s.Kubectl(ctx, apiserver.AdminToken, "create", "token", "podwatch", "-n", "podwatch", "--duration=1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	podwatchConfig, err := s.WriteKubeconfig(strings.TrimSpace(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeletConfig, err := s.WriteKubeconfig(apiserver.AdminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: describeNode, Kubeconfig: kubeletConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := k.Stop(); err != nil {
-			t.Errorf("kubelet stop: %v", err)
-		}
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
-		}
-	})
+	s, podwatchConfig, kubeletConfig := cluster(ctx, t)
+	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: describeNode, Kubeconfig: kubeletConfig})
 	pw := startPodwatch(t, k.Manifests, describeNode, k.CRISocket, func(o *agent.Options) {
 		o.Kube.Kubeconfig = podwatchConfig
 	})
@@ -174,6 +132,39 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if block, _ := readmeBlock(string(text)); block != table(eventRows("\nEvents:\n"+string(want))) {
 		t.Errorf("README's kubectl describe transcript is not %s (-update rewrites both)", golden)
 	}
+}
+
+// cluster starts a kube-apiserver for t, applies deploy/kubernetes and
+// creates the namespaces given, and returns it with a kubeconfig for
+// podwatch (its ServiceAccount's token, so the deploy's RBAC is what it
+// may do) and one for the kubelet.
+func cluster(ctx context.Context, t *testing.T, namespaces ...string) (s *apiserver.Server, podwatchConfig, kubeletConfig string) {
+	t.Helper()
+	s = apiserver.Start(t)
+	deploy, err := filepath.Abs(filepath.Join("..", "..", "..", "deploy", "kubernetes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := [][]string{{"apply", "-f", deploy}}
+	for _, ns := range namespaces {
+		steps = append(steps, []string{"create", "namespace", ns})
+	}
+	for _, args := range steps {
+		if out, err := s.Kubectl(ctx, apiserver.AdminToken, args...); err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+	}
+	token, err := s.Kubectl(ctx, apiserver.AdminToken, "create", "token", "podwatch", "-n", "podwatch", "--duration=1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if podwatchConfig, err = s.WriteKubeconfig(strings.TrimSpace(token)); err != nil {
+		t.Fatal(err)
+	}
+	if kubeletConfig, err = s.WriteKubeconfig(apiserver.AdminToken); err != nil {
+		t.Fatal(err)
+	}
+	return s, podwatchConfig, kubeletConfig
 }
 
 // webManifest is the static pod of the describe test, running image.

@@ -25,7 +25,6 @@ import (
 	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/follow"
 	"github.com/podwatch/podwatch/pkg/types"
-	"github.com/podwatch/podwatch/test/tools/apiserver"
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
@@ -63,40 +62,12 @@ const (
 // scenario asserts the right Event within the time the kubelet needs, and
 // logs the time from the manifest write (or the exit) to the Event.
 func TestFollowerAgainstTheKubelet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real kubelet for about a minute")
-	}
-	dir := t.TempDir()
-	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
-	}
-	bin, err := apiserver.BuildKubelet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := kubelet.ReadHost()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: followNode})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: followNode})
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
 			t.Logf("the fake CRI's calls that change something:\n%s", changingCalls(k.CRILog))
-		}
-		if err := k.Stop(); err != nil {
-			t.Errorf("kubelet stop: %v", err)
-		}
-		after, err := kubelet.ReadHost()
-		if err != nil {
-			t.Error(err)
-		} else if d := before.Diff(after); d != "" {
-			t.Errorf("the kubelet changed the host:\n%s", d)
 		}
 	})
 	k.Intercept(drive(k))

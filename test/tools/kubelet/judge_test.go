@@ -25,7 +25,6 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/types"
-	"github.com/podwatch/podwatch/test/tools/apiserver"
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
@@ -58,44 +57,11 @@ func TestMain(m *testing.M) {
 // the old UID's was stopped, REMOVE the last UID's sandbox stopped with no
 // successor. Then it checks the kubelet left the host as it was.
 func TestKubeletJudgesPodwatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real kubelet for about a minute")
-	}
-	dir := t.TempDir()
-	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
-	}
 	scenarios := loadScenarios(t)
-	bin, err := apiserver.BuildKubelet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := kubelet.ReadHost()
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: hostnameOverride})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			if err := k.Stop(); err != nil {
-				t.Errorf("kubelet stop: %v", err)
-			}
-		}
-	}
-	t.Cleanup(stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
-		}
-	})
+	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: hostnameOverride})
+	dir := t.TempDir()
 	node := strings.ToLower(hostnameOverride)
 	pw := startPodwatch(t, k.Manifests, node, k.CRISocket)
 
@@ -116,7 +82,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				}()
 				k, pw := k, pw
 				if sc.ownKubelet {
-					k, pw = own(ctx, t, bin, filepath.Join(dir, sc.name), node, sc.trailingSlash)
+					k, pw = own(ctx, t, filepath.Join(dir, sc.name), node, sc.trailingSlash)
 				}
 				r = run(ctx, t, sc, k, pw, node)
 			})
@@ -170,16 +136,6 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 		t.Errorf("%s: marked known-disagreement (%s) but podwatch agreed with the kubelet in every run; remove the marker", sc.family, sc.disagreement)
 	}
 
-	stop()
-	t.Run("host unchanged", func(t *testing.T) {
-		after, err := kubelet.ReadHost()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := before.Diff(after); d != "" {
-			t.Errorf("the kubelet changed the host:\n%s", d)
-		}
-	})
 }
 
 // summary is the closing table: per scenario, each outcome its runs gave
@@ -272,20 +228,9 @@ type result struct {
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
 // scenario that needs the folder to itself. Both stop with the test.
-func own(ctx context.Context, t *testing.T, bin, dir, node string, trailingSlash bool) (*kubelet.Kubelet, *podwatch) {
+func own(ctx context.Context, t *testing.T, dir, node string, trailingSlash bool) (*kubelet.Kubelet, *podwatch) {
 	t.Helper()
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: dir, NodeName: hostnameOverride, TrailingSlash: trailingSlash})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("own kubelet log, last lines:\n%s", tail(k.Log, 60))
-		}
-		if err := k.Stop(); err != nil {
-			t.Errorf("own kubelet stop: %v", err)
-		}
-	})
+	k := kubelet.ForTest(ctx, t, kubelet.Config{Dir: dir, NodeName: hostnameOverride, TrailingSlash: trailingSlash})
 	path := k.Manifests
 	if trailingSlash {
 		path += "/"
@@ -1071,14 +1016,4 @@ func (p *podwatch) dump(t *testing.T) string {
 		fmt.Fprintf(&b, "  %s %s %s/%s x%d: %s\n", ev.LastTimestamp.Format("15:04:05.000"), ev.Reason, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, ev.Count, ev.Message)
 	}
 	return b.String()
-}
-
-// tail is the last n lines of a file, for a failure message.
-func tail(file string, n int) string {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/types"
-	"github.com/podwatch/podwatch/test/tools/apiserver"
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
@@ -47,50 +45,13 @@ func TestFollowerSaysTheMirrorPodsStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
 	}
-	dir := t.TempDir()
-	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
-	}
-	bin, err := apiserver.BuildKubelet()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-
-	s := apiserver.Start(t)
-	deploy, err := filepath.Abs(filepath.Join("..", "..", "..", "deploy", "kubernetes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"apply", "-f", deploy}, {"create", "namespace", followNamespace}} {
-		if out, err := s.Kubectl(ctx, apiserver.AdminToken, args...); err != nil {
-			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
-		}
-	}
-	token, err := s.Kubectl(ctx, apiserver.AdminToken, "create", "token", "podwatch", "-n", "podwatch", "--duration=1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	podwatchConfig, err := s.WriteKubeconfig(strings.TrimSpace(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeletConfig, err := s.WriteKubeconfig(apiserver.AdminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: followNode, Kubeconfig: kubeletConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, podwatchConfig, kubeletConfig := cluster(ctx, t, followNamespace)
+	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: followNode, Kubeconfig: kubeletConfig})
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kubelet log, last lines:\n%s", tail(k.Log, 60))
 			t.Logf("the fake CRI's calls that change something:\n%s", changingCalls(k.CRILog))
-		}
-		if err := k.Stop(); err != nil {
-			t.Errorf("kubelet stop: %v", err)
 		}
 	})
 	var (

@@ -19,7 +19,6 @@ import (
 	"github.com/podwatch/podwatch/pkg/source/file"
 	"github.com/podwatch/podwatch/pkg/source/relist"
 	"github.com/podwatch/podwatch/pkg/types"
-	"github.com/podwatch/podwatch/test/tools/apiserver"
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
@@ -53,17 +52,7 @@ spec:
 // the clock folder, or skips where it cannot run.
 func startKubelet(t *testing.T) *kubelet.Kubelet {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the real kubelet")
-	}
 	dir := t.TempDir()
-	if err := kubelet.Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
-	}
-	bin, err := apiserver.BuildKubelet()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The manifests are there before the kubelet starts, so that its
 	// first relist reads them all.
 	manifests := filepath.Join(dir, "k", "manifests")
@@ -77,18 +66,10 @@ func startKubelet(t *testing.T) *kubelet.Kubelet {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	k, err := kubelet.Start(ctx, kubelet.Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: node, FileCheckFrequency: period})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kubelet.ForTest(ctx, t, kubelet.Config{Dir: filepath.Join(dir, "k"), NodeName: node, FileCheckFrequency: period})
 	if k.Manifests != manifests {
 		t.Fatalf("the kubelet reads %s, not %s", k.Manifests, manifests)
 	}
-	t.Cleanup(func() {
-		if err := k.Stop(); err != nil {
-			t.Errorf("kubelet stop: %v", err)
-		}
-	})
 	return k
 }
 
