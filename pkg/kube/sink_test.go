@@ -419,49 +419,32 @@ func TestAddedHeldUntilTheMirrorPod(t *testing.T) {
 }
 
 // Without a mirror pod (a kubelet without an API server, a namespace the
-// cluster lacks) a StaticPodAdded is written addedWait after it was first
-// held back, without a uid.
-func TestAddedWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
-	s, cs, lb := newTestSink(t)
-	clk := s.clk.(*clocktesting.FakeClock)
-	ctx := context.Background()
-	ev := change("e.12", types.ReasonAdded, t0)
-	for clk.Since(t0) < addedWait {
-		if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
-			t.Fatalf("write %v after the first: %v, want ErrNotYet", clk.Since(t0), err)
-		}
-		clk.Step(time.Second)
-	}
-	if err := s.Write(ctx, ev, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.12"); got.InvolvedObject.UID != "" {
-		t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
-	}
-	if !strings.Contains(lb.String(), "no mirror pod") {
-		t.Errorf("giving up on the mirror pod was not logged:\n%s", lb.String())
-	}
-}
-
-// An update of a pod with no mirror pod at all (a kubelet without an API
-// server, or a namespace the cluster lacks) waits addedWait, as an add
-// does, not MirrorWait: none is coming.
-func TestUpdatedWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
-	s, cs, _ := newTestSink(t)
-	clk := s.clk.(*clocktesting.FakeClock)
-	ctx := context.Background()
-	ev := change("e.15", types.ReasonUpdated, t0)
-	for clk.Since(t0) < addedWait {
-		if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
-			t.Fatalf("write %v after the first: %v, want ErrNotYet", clk.Since(t0), err)
-		}
-		clk.Step(time.Second)
-	}
-	if err := s.Write(ctx, ev, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.15"); got.InvolvedObject.UID != "" {
-		t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
+// cluster lacks) a StaticPodAdded, and a StaticPodUpdated that finds none
+// either (none is coming), is written addedWait after it was first held
+// back, without a uid, and giving up is logged.
+func TestWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
+	for _, reason := range []string{types.ReasonAdded, types.ReasonUpdated} {
+		t.Run(reason, func(t *testing.T) {
+			s, cs, lb := newTestSink(t)
+			clk := s.clk.(*clocktesting.FakeClock)
+			ctx := context.Background()
+			ev := change("e.12", reason, t0)
+			for clk.Since(t0) < addedWait {
+				if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
+					t.Fatalf("write %v after the first: %v, want ErrNotYet", clk.Since(t0), err)
+				}
+				clk.Step(time.Second)
+			}
+			if err := s.Write(ctx, ev, false); err != nil {
+				t.Fatal(err)
+			}
+			if got := getEvent(t, cs, "kube-system", "e.12"); got.InvolvedObject.UID != "" {
+				t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
+			}
+			if !strings.Contains(lb.String(), "no mirror pod") {
+				t.Errorf("giving up on the mirror pod was not logged:\n%s", lb.String())
+			}
+		})
 	}
 }
 

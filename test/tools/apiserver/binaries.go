@@ -73,20 +73,7 @@ func BuildBinaries() (Binaries, error) {
 // cold build takes about eleven minutes on two cores. It is built without
 // cgo, static, as Kubernetes releases it.
 func BuildKubelet() (string, error) {
-	dir, unlock, err := lockCache()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	tools, err := toolsDir()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "kubelet-"+KubeVersion)
-	if err := goBuild(tools, "k8s.io/kubernetes/cmd/kubelet", out, []string{"CGO_ENABLED=0"}); err != nil {
-		return "", err
-	}
-	return out, nil
+	return buildCached(".", "k8s.io/kubernetes/cmd/kubelet", "kubelet-"+KubeVersion, []string{"CGO_ENABLED=0"})
 }
 
 // BuildCrictl returns the cached crictl, building it if it is missing. It
@@ -94,6 +81,12 @@ func BuildKubelet() (string, error) {
 // k8s.io staging modules at versions other than the ones ../go.mod pins for
 // k8s.io/kubernetes.
 func BuildCrictl() (string, error) {
+	return buildCached("crictl", "sigs.k8s.io/cri-tools/cmd/crictl", "crictl-"+CrictlVersion, nil)
+}
+
+// buildCached builds pkg from the module in module (relative to the tools
+// module) into the cache as name, unless it is there, and returns its path.
+func buildCached(module, pkg, name string, env []string) (string, error) {
 	dir, unlock, err := lockCache()
 	if err != nil {
 		return "", err
@@ -103,8 +96,8 @@ func BuildCrictl() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "crictl-"+CrictlVersion)
-	if err := goBuild(filepath.Join(tools, "crictl"), "sigs.k8s.io/cri-tools/cmd/crictl", out, nil); err != nil {
+	out := filepath.Join(dir, name)
+	if err := goBuild(filepath.Join(tools, module), pkg, out, env); err != nil {
 		return "", err
 	}
 	return out, nil
