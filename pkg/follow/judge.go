@@ -202,6 +202,9 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	if len(problems) > 0 {
 		return false, strings.Join(problems, "; "), cause, 0
 	}
+	if why := f.notReady(ctx, key, sandboxUID(sb)); why != "" {
+		return false, why, types.CauseContainerNotRunning, 0
+	}
 	return true, "", "", last.Sub(t.at)
 }
 

@@ -91,6 +91,35 @@ func (f *Follower) mirrorPod(ctx context.Context, key, uid string) (pod *v1.Pod,
 	return pod, true
 }
 
+// notReady is why a pod whose containers run does not count as started
+// yet: one of them has a readiness probe and the kubelet's status, in the
+// mirror pod of the pod's UID, does not say it is ready. "" when all are,
+// or when there is no mirror pod of that UID to ask (no cluster, or the
+// kubelet has not made it yet): the runtime's word stands then.
+func (f *Follower) notReady(ctx context.Context, key, uid string) string {
+	if f.mirrors == nil {
+		return ""
+	}
+	pod, ok := f.mirrorPod(ctx, key, uid)
+	if !ok || pod == nil {
+		return ""
+	}
+	ready := map[string]bool{}
+	for _, st := range pod.Status.ContainerStatuses {
+		ready[st.Name] = st.Ready
+	}
+	var not []string
+	for _, c := range pod.Spec.Containers {
+		if c.ReadinessProbe != nil && !ready[c.Name] {
+			not = append(not, c.Name)
+		}
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("container %s runs, but the kubelet's readiness probe has not passed (the mirror pod's status)", strings.Join(not, ", "))
+}
+
 // kubeletSaysNotStarted is what the mirror pod says of the containers of
 // a pod that does not run its change, as a suffix for the message: each
 // container that waits or terminated, in the pod's order, or "".

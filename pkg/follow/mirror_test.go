@@ -237,3 +237,30 @@ func TestStatusTextIsOneBoundedLine(t *testing.T) {
 		}
 	}
 }
+
+// A container with a readiness probe runs its change only once the kubelet
+// says it is ready, which the mirror pod of the new UID shows: running is
+// not enough. Without a mirror pod of that UID the runtime's word stands.
+func TestStartedWaitsForReadiness(t *testing.T) {
+	h, m := newMirrorHarness(t)
+	h.submit(types.OpAdd, 0, apiPod(""))
+	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
+	h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(2*time.Second))
+	m.set("uid-1", v1.ContainerStatus{Name: "kube-apiserver", Ready: false})
+	m.pods["kube-system/"+apiserver].Spec.Containers[0].ReadinessProbe = &v1.Probe{}
+	none(t, h.at(3*time.Second))
+	one(t, h.at(deadline), types.ReasonNotStarted, v1.EventTypeWarning,
+		"container kube-apiserver runs, but the kubelet's readiness probe has not passed (the mirror pod's status)")
+	m.pods["kube-system/"+apiserver].Status.ContainerStatuses[0].Ready = true
+	one(t, h.at(deadline+time.Second), types.ReasonStarted, v1.EventTypeNormal, "runs the change from kube-apiserver.yaml 2.0 s after it was written")
+
+	// The mirror pod is an old UID's (the kubelet has not made the new
+	// one's yet): not asked, the runtime decides.
+	h, m = newMirrorHarness(t)
+	h.submit(types.OpAdd, 0, apiPod(""))
+	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
+	h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(2*time.Second))
+	m.set("uid-old", v1.ContainerStatus{Name: "kube-apiserver", Ready: false})
+	m.pods["kube-system/"+apiserver].Spec.Containers[0].ReadinessProbe = &v1.Probe{}
+	one(t, h.at(3*time.Second), types.ReasonStarted, v1.EventTypeNormal)
+}
