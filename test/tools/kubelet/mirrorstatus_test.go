@@ -61,6 +61,11 @@ func TestFollowerSaysTheMirrorPodsStatus(t *testing.T) {
 	)
 	inner := drive(k)
 	k.Intercept(func(ctx context.Context, method string, req any, call func() (any, error)) (any, error) {
+		if r, ok := req.(*runtimeapi.ExecSyncRequest); ok && podOfContainer(k, r.GetContainerId()) == "unready-"+followNode {
+			// The readiness probe's command fails, as a server that never
+			// serves makes it.
+			return &runtimeapi.ExecSyncResponse{ExitCode: 1, Stderr: []byte("not serving")}, nil
+		}
 		if r, ok := req.(*runtimeapi.StartContainerRequest); ok && podOfContainer(k, r.GetContainerId()) == "crash-"+followNode {
 			if err := writeTermination(k, r.GetContainerId(), crashMessage); err != nil {
 				mu.Lock()
@@ -126,6 +131,27 @@ spec:
 			if strings.Contains(ev.ev.Message, crashToken) {
 				t.Errorf("StaticPodNotStarted shows the pod's token: %q", ev.ev.Message)
 			}
+		})
+		// The container runs, but its readiness probe never passes: the
+		// runtime cannot tell, the kubelet's status in the mirror pod
+		// does, and the pod is not started.
+		t.Run("not-ready", func(t *testing.T) {
+			t.Parallel()
+			wrote := writeManifest(t, k, "unready", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: unready
+  namespace: %s
+spec:
+  containers:
+  - name: main
+    image: registry.example/app:1
+    readinessProbe:
+      exec: {command: [/ready]}
+      periodSeconds: 1
+`, followNamespace))
+			ev := pw.awaitNotStarted(ctx, t, "unready", wrote, "container main runs, but the kubelet's readiness probe has not passed (the mirror pod's status)")
+			record("readiness probe failing: write to StaticPodNotStarted %v: %s", ev.at.Sub(wrote).Round(time.Millisecond), ev.ev.Message)
 		})
 		// A running container exits with no manifest change, leaving its
 		// termination message: StaticPodRestarting says it.
