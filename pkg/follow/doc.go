@@ -16,8 +16,12 @@
 //   - a new UID (any UPDATE without metadata.uid, and every ADD): the pod's
 //     newest sandbox (found by the kubelet's io.kubernetes.pod.name and
 //     .namespace labels) was created after the change and is READY, and the
-//     newest container of each of the pod's containers in it is running, or
-//     exited 0 (done). podwatch does not compute the UID the kubelet derives
+//     newest container of each of the pod's containers in it has been
+//     running for Options.MinRunning (one that crashes just after it starts
+//     did not start the pod), or exited 0 (done); given MirrorPods, a
+//     container with a readiness probe must also be ready in the status of
+//     the mirror pod of that UID, when the kubelet has made it (the runtime
+//     cannot tell). podwatch does not compute the UID the kubelet derives
 //     from the content; it learns it from that sandbox's
 //     io.kubernetes.pod.uid label. The runtime's clock and podwatch's are
 //     the node's, but podwatch sees a file a moment after the kubelet may
@@ -45,7 +49,8 @@
 // runtime but in the pod status, which a kubelet with an API server
 // publishes in the mirror pod: given MirrorPods, a warning about a
 // container adds what the status of the mirror pod for the judged UID
-// says, read only then (see mirror.go).
+// says (see mirror.go). The mirror pod is read only then, and for the
+// readiness of a pod whose containers run.
 //
 // A newer change to the same pod supersedes the one being followed: only
 // the newest is judged and reported.
