@@ -65,6 +65,12 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 	}
 	c.next.base = nil
 	c.takeIn(prev.kubelet, inPlace)
+	if c.kv.watchGone && !c.relisted && snap.PathErr == nil {
+		// The kubelet takes in nothing before its next relist: neither
+		// does podwatch, so what it says is what that relist does.
+		c.next.base = nil
+		return nil, c.next, time.Time{}
+	}
 	if c.incremental(prev.base) {
 		c.sweep(c.touchedIDs())
 	} else {
@@ -356,7 +362,7 @@ func (c *computation) add(key string, f *types.File) {
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt,
 		ID:      changeID(key, types.OpAdd, f),
-		Message: fmt.Sprintf("%s: static pod %s added (%s); the kubelet starts it", f.Name, key, images(f)),
+		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless("the kubelet starts it")),
 	})
 }
 
@@ -425,7 +431,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: c.changeAt(f, fileChanged),
 		ID:      changeID(key, types.OpUpdate, f),
-		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), effect),
+		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
 }
 
@@ -482,7 +488,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	c.emit(types.Change{
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since,
 		ID:      changeID(key, types.OpRemove, nil),
-		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, effect),
+		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
 }
 
@@ -498,6 +504,16 @@ func (c *computation) changeAt(f *types.File, fileChanged bool) time.Time {
 		at = c.snap.Time
 	}
 	return types.Later(f.ChangedAt, at)
+}
+
+// watchless is effect, said at the kubelet's relist once its watch of the
+// folder is gone (see kubeletView.watchGone), when it does not say when
+// already.
+func (c *computation) watchless(effect string) string {
+	if c.kv == nil || !c.kv.watchGone || strings.Contains(effect, "relist") {
+		return effect
+	}
+	return c.atRelist(effect) + " (its watch of the folder ended when the folder went away)"
 }
 
 // atRelist says that what the kubelet does, it does at its relist, and

@@ -47,6 +47,13 @@ type kubeletView struct {
 	// held keeps the pods reported removed after an empty relist while
 	// the store still holds them: the next store change brings them back.
 	held map[string]*PodState
+	// watchGone: the folder went (moved away or deleted) since podwatch
+	// started. The kubelet's watch went with it for good (fsnotify drops a
+	// watch whose folder is moved or deleted, and the kubelet restarts only
+	// a watch that failed), so it takes in every change at its relists
+	// only, until it restarts, which podwatch cannot see. seenFolder: a
+	// snapshot found the folder.
+	watchGone, seenFolder bool
 }
 
 // hold keeps p, removed while the store still holds key.
@@ -96,9 +103,16 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// is taken in against the last one read.
 		return v
 	}
+	if snap.PathErr == nil {
+		v.seenFolder = true
+	} else if v.seenFolder {
+		// A folder missing from the start is another matter: the kubelet
+		// retries its watch until the folder exists.
+		v.watchGone = true
+	}
 	if relist {
 		v.replace(snap)
-	} else {
+	} else if !v.watchGone {
 		// The snapshot does not keep the events' order. A name gone goes
 		// first: a rename's old name leaves before the new one arrives,
 		// and a name gone takes its pod with it (see watchEvent).

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,72 @@ func TestKubeletRelistSeenLateKeepsWhatTheWatchTookInSince(t *testing.T) {
 	// The next relist reads both: the .bak wins, as it does already.
 	if chs := step(4, false, t0.Add(19*time.Second), nil, &web, &bak); podOps(chs) != "" {
 		t.Fatalf("the next relist: %q, want nothing", podOps(chs))
+	}
+}
+
+// Once the folder went away, the kubelet's watch is gone for good: the
+// pods go, and come back, at its relists, and a later edit too waits for
+// one; each says so.
+func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(20*time.Second))
+	var st State
+	step := func(seq uint64, relist bool, pathErr error, changed []string, files ...*types.File) []types.Change {
+		t.Helper()
+		now := t0.Add(time.Duration(seq) * 5 * time.Second)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", PathErr: pathErr, Watch: types.WatchStatus{Up: pathErr == nil}, Files: files}
+		if !relist {
+			snap.Changed = changed
+		}
+		chs, recheck := Advance(&st, snap, now, testOpts)
+		for !recheck.IsZero() {
+			var more []types.Change
+			more, recheck = Advance(&st, snap, recheck, testOpts)
+			chs = append(chs, more...)
+		}
+		return chs
+	}
+	if got := podOps(step(1, true, nil, nil, &v1f)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	chs := step(2, true, fs.ErrNotExist, nil)
+	if got := podOps(chs); got != "REMOVE web.yaml" || !strings.Contains(chs[len(chs)-1].Message, "stops it at its next relist") {
+		t.Fatalf("the folder gone: %q %+v", got, chs)
+	}
+	chs = step(3, true, nil, nil, &v1f)
+	if got := podOps(chs); got != "ADD web.yaml" || !strings.Contains(chs[0].Message, "its watch of the folder ended") {
+		t.Fatalf("the folder back: %q %+v", got, chs)
+	}
+	// An edit on what podwatch's watch sees: the kubelet's saw nothing.
+	if chs := step(4, false, nil, []string{"web.yaml"}, &v2f); len(chs) != 0 {
+		t.Fatalf("an edit with the kubelet's watch gone: %+v, want nothing before its relist", chs)
+	}
+	chs = step(5, true, nil, nil, &v2f)
+	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(chs[0].Message, "restarts it at its next relist") {
+		t.Fatalf("the relist after the edit: %q %+v", got, chs)
+	}
+}
+
+// A folder missing from the start is not one that went away: the kubelet
+// retries its watch until the folder exists, and takes in what is written
+// then at once.
+func TestKubeletWatchOfAFolderMadeLater(t *testing.T) {
+	web := valid("web.yaml", pod("web", "img:1"), t0.Add(10*time.Second))
+	var st State
+	if chs, _ := Advance(&st, types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", PathErr: fs.ErrNotExist}, t0, testOpts); podOps(chs) != "" {
+		t.Fatalf("no folder: %q", podOps(chs))
+	}
+	if chs, _ := Advance(&st, types.Snapshot{Time: t0.Add(5 * time.Second), Seq: 2, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true}}, t0.Add(5*time.Second), testOpts); podOps(chs) != "" {
+		t.Fatalf("the folder made: %q", podOps(chs))
+	}
+	snap := types.Snapshot{Time: t0.Add(10 * time.Second), Seq: 3, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, Changed: []string{"web.yaml"}}
+	chs, recheck := Advance(&st, snap, snap.Time, testOpts)
+	for !recheck.IsZero() {
+		var more []types.Change
+		more, recheck = Advance(&st, snap, recheck, testOpts)
+		chs = append(chs, more...)
+	}
+	if got := podOps(chs); got != "ADD web.yaml" || strings.Contains(chs[0].Message, "relist") {
+		t.Fatalf("a file written into the new folder: %q %+v, want an ADD at once", got, chs)
 	}
 }
