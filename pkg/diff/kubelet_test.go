@@ -177,13 +177,7 @@ func TestKubeletRelistSeenLateKeepsWhatTheWatchTookInSince(t *testing.T) {
 		if !relist {
 			snap.Changed = changed
 		}
-		chs, recheck := Advance(&st, snap, now, testOpts)
-		for !recheck.IsZero() {
-			var more []types.Change
-			more, recheck = Advance(&st, snap, recheck, testOpts)
-			chs = append(chs, more...)
-		}
-		return chs
+		return advanceAll(&st, snap, now)
 	}
 	if got := podOps(step(1, true, t0.Add(time.Second), nil, &web)); got != "ADD web.yaml" {
 		t.Fatalf("first list: %q", got)
@@ -216,13 +210,7 @@ func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
 		if !relist {
 			snap.Changed = changed
 		}
-		chs, recheck := Advance(&st, snap, now, testOpts)
-		for !recheck.IsZero() {
-			var more []types.Change
-			more, recheck = Advance(&st, snap, recheck, testOpts)
-			chs = append(chs, more...)
-		}
-		return chs
+		return advanceAll(&st, snap, now)
 	}
 	if got := podOps(step(1, true, nil, nil, &v1f)); got != "ADD web.yaml" {
 		t.Fatalf("first list: %q", got)
@@ -258,13 +246,20 @@ func TestKubeletWatchOfAFolderMadeLater(t *testing.T) {
 		t.Fatalf("the folder made: %q", podOps(chs))
 	}
 	snap := types.Snapshot{Time: t0.Add(10 * time.Second), Seq: 3, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, Changed: []string{"web.yaml"}}
-	chs, recheck := Advance(&st, snap, snap.Time, testOpts)
-	for !recheck.IsZero() {
-		var more []types.Change
-		more, recheck = Advance(&st, snap, recheck, testOpts)
-		chs = append(chs, more...)
-	}
+	chs := advanceAll(&st, snap, snap.Time)
 	if got := podOps(chs); got != "ADD web.yaml" || strings.Contains(chs[0].Message, "relist") {
 		t.Fatalf("a file written into the new folder: %q %+v, want an ADD at once", got, chs)
 	}
+}
+
+// advanceAll is Advance of snap at now and at every recheck it asks for,
+// with the changes of all of them.
+func advanceAll(st *State, snap types.Snapshot, now time.Time) []types.Change {
+	chs, recheck := Advance(st, snap, now, testOpts)
+	for !recheck.IsZero() {
+		var more []types.Change
+		more, recheck = Advance(st, snap, recheck, testOpts)
+		chs = append(chs, more...)
+	}
+	return chs
 }
