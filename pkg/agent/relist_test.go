@@ -151,25 +151,9 @@ func TestRelistDetectionOff(t *testing.T) {
 // at podwatch's own, and the message says no estimate; while the phase is
 // unknown podwatch's own relist stands in and says so.
 func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
-	o := relistOptions(t)
-	var stdout testutil.LockedBuffer
-	p, err := New(o, Env{Stdout: &stdout, Log: slog.New(slog.DiscardHandler)}).build(context.Background(), metrics.New("test", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
+	f := newRelistFixture(t, 10*time.Second)
+	p, at, good, other, bad, snap, removed := f.p, f.at, f.good, f.other, f.bad, f.snap, f.removed
 	ctx := context.Background()
-	at := time.Now().Add(-time.Minute)
-	pod := &types.Pod{Key: "kube-system/web-node-1", Hash: "h1", Config: "c1", JSON: json.RawMessage(`{}`)}
-	good := &types.File{Name: "web.yaml", Path: o.Source.Path + "/web.yaml", Pod: pod, ChangedAt: at, Complete: true}
-	other := &types.File{Name: "x.yaml", Path: o.Source.Path + "/x.yaml", Pod: &types.Pod{Key: "kube-system/x-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}, ChangedAt: at, Complete: true}
-	bad := &types.File{Name: "web.yaml", Path: good.Path, Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: at.Add(10 * time.Second)}
-	snap := func(seq uint64, relist bool, files ...*types.File) {
-		s := types.Snapshot{Time: time.Now(), Seq: seq, Relist: relist, Path: o.Source.Path, Files: files, Watch: types.WatchStatus{Up: true}}
-		p.loop.snap = &s
-		p.loop.step(ctx)
-	}
-	removed := func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
 
 	snap(1, true, good, other)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
@@ -203,26 +187,10 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 // kubelet's sync loop may not have yet. The relist before it stands in at
 // once, so that podwatch's own no longer does.
 func TestLoopWaitsForTheRelistThatMadeThePhaseKnown(t *testing.T) {
-	o := relistOptions(t)
-	var stdout testutil.LockedBuffer
-	p, err := New(o, Env{Stdout: &stdout, Log: slog.New(slog.DiscardHandler)}).build(context.Background(), metrics.New("test", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
-	ctx := context.Background()
-	at := time.Now().Add(-time.Minute)
-	pod := &types.Pod{Key: "kube-system/web-node-1", Hash: "h1", Config: "c1", JSON: json.RawMessage(`{}`)}
-	good := &types.File{Name: "web.yaml", Path: o.Source.Path + "/web.yaml", Pod: pod, ChangedAt: at, Complete: true}
-	other := &types.File{Name: "x.yaml", Path: o.Source.Path + "/x.yaml", Pod: &types.Pod{Key: "kube-system/x-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}, ChangedAt: at, Complete: true}
 	// Turned invalid between the kubelet's last two relists.
-	bad := &types.File{Name: "web.yaml", Path: good.Path, Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: at.Add(21 * time.Second)}
-	snap := func(seq uint64, relist bool, files ...*types.File) {
-		s := types.Snapshot{Time: time.Now(), Seq: seq, Relist: relist, Path: o.Source.Path, Files: files, Watch: types.WatchStatus{Up: true}}
-		p.loop.snap = &s
-		p.loop.step(ctx)
-	}
-	removed := func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
+	f := newRelistFixture(t, 21*time.Second)
+	p, at, good, other, bad, snap, removed := f.p, f.at, f.good, f.other, f.bad, f.snap, f.removed
+	ctx := context.Background()
 
 	snap(1, true, good, other)
 	snap(2, false, bad, other)
@@ -287,4 +255,37 @@ func TestLoopTakesARelistInAfterItsLag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// relistFixture is an agent's loop stepped by hand on web.yaml and x.yaml,
+// both valid a minute ago, and bad, web.yaml turned invalid badAfter that.
+type relistFixture struct {
+	p                *parts
+	at               time.Time
+	good, other, bad *types.File
+	snap             func(seq uint64, relist bool, files ...*types.File)
+	removed          func() []v1.Event
+}
+
+func newRelistFixture(t *testing.T, badAfter time.Duration) *relistFixture {
+	t.Helper()
+	o := relistOptions(t)
+	var stdout testutil.LockedBuffer
+	p, err := New(o, Env{Stdout: &stdout, Log: slog.New(slog.DiscardHandler)}).build(context.Background(), metrics.New("test", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.close)
+	f := &relistFixture{p: p, at: time.Now().Add(-time.Minute)}
+	pod := &types.Pod{Key: "kube-system/web-node-1", Hash: "h1", Config: "c1", JSON: json.RawMessage(`{}`)}
+	f.good = &types.File{Name: "web.yaml", Path: o.Source.Path + "/web.yaml", Pod: pod, ChangedAt: f.at, Complete: true}
+	f.other = &types.File{Name: "x.yaml", Path: o.Source.Path + "/x.yaml", Pod: &types.Pod{Key: "kube-system/x-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}, ChangedAt: f.at, Complete: true}
+	f.bad = &types.File{Name: "web.yaml", Path: f.good.Path, Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: f.at.Add(badAfter)}
+	f.snap = func(seq uint64, relist bool, files ...*types.File) {
+		s := types.Snapshot{Time: time.Now(), Seq: seq, Relist: relist, Path: o.Source.Path, Files: files, Watch: types.WatchStatus{Up: true}}
+		p.loop.snap = &s
+		p.loop.step(context.Background())
+	}
+	f.removed = func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
+	return f
 }
