@@ -403,31 +403,19 @@ func startFollower(ctx context.Context, t *testing.T, path, criSocket string, mo
 	}
 	a := &followAgent{changed: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
 	logs := &testutil.LockedBuffer{}
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- agent.New(opts, agent.Env{Stdout: a, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "follow-judge"}).Run(actx)
-	}()
+	// Cleanups run last first: the log is shown once podwatch stopped.
 	t.Cleanup(func() {
-		a.client.CloseIdleConnections()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("podwatch: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("podwatch did not stop within 15s of cancel")
-		}
 		if t.Failed() {
 			t.Logf("podwatch's log:\n%s", logs.String())
 		}
 	})
+	exited := runAgent(ctx, t, opts, agent.Env{Stdout: a, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "follow-judge"})
+	t.Cleanup(a.client.CloseIdleConnections)
 	select {
 	case addr := <-addrs:
 		a.metrics = "http://" + addr.String()
-	case err := <-done:
-		t.Fatalf("podwatch stopped at start: %v", err)
+	case <-exited:
+		t.Fatal("podwatch stopped at start")
 	case <-ctx.Done():
 		t.Fatal("podwatch did not listen")
 	}

@@ -939,15 +939,26 @@ func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*ag
 		logOut = io.MultiWriter(logOut, f)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	runAgent(context.Background(), t, opts, agent.Env{Stdout: p, Log: log, Version: "kubelet-judge"})
+	return p
+}
+
+// runAgent runs podwatch with opts and env until t ends, and fails t when
+// it fails or does not stop within 15 s of being told to. The channel it
+// returns is closed when podwatch has stopped.
+func runAgent(ctx context.Context, t *testing.T, opts agent.Options, env agent.Env) <-chan struct{} {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	exited := make(chan struct{})
+	var err error
 	go func() {
-		done <- agent.New(opts, agent.Env{Stdout: p, Log: log, Version: "kubelet-judge"}).Run(ctx)
+		defer close(exited)
+		err = agent.New(opts, env).Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case err := <-done:
+		case <-exited:
 			if err != nil {
 				t.Errorf("podwatch: %v", err)
 			}
@@ -955,7 +966,7 @@ func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*ag
 			t.Error("podwatch did not stop within 15s of cancel")
 		}
 	})
-	return p
+	return exited
 }
 
 func (p *podwatch) events(t *testing.T) []v1.Event {
