@@ -79,7 +79,9 @@ func (r *reader) sweep(n int) error {
 		}
 	}
 	for _, name := range r.pick(names, n) {
-		if _, err := os.ReadFile(filepath.Join(r.dir, name)); err != nil {
+		// As podwatch's source: a file gone since the listing is skipped;
+		// other writers churn the folder meanwhile.
+		if _, err := os.ReadFile(filepath.Join(r.dir, name)); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	}
