@@ -35,6 +35,15 @@ type Snapshot struct {
 	// every file's problems for the kubelet, so it is looked at in full).
 	// Non-nil and empty when no file changed.
 	Changed []string
+	// Events are the watch events on visible names since the snapshot
+	// numbered Seq-1, in the order they happened, as the kubelet's own
+	// watch takes them in one at a time: it reads the named file on each,
+	// so what it runs after a save can differ from what the folder ends
+	// as (an editor's backup renamed in, then deleted). Consecutive events
+	// of one kind on one name are folded into one. nil when not known
+	// (after a relist, or too many to keep), and then Changed is all a
+	// consumer has.
+	Events []WatchEvent
 	// Single is true when Path names a single file (as of the last list that
 	// could stat it).
 	Single bool
@@ -57,6 +66,16 @@ type Snapshot struct {
 	// the path could not be listed). Zero when Relist is false.
 	ListDuration time.Duration
 	Listed       int
+}
+
+// WatchEvent is one watch event on a visible name, in the kubelet's terms.
+type WatchEvent struct {
+	Name string // base name
+	// Gone: deleted or moved away, for which the kubelet drops the pod the
+	// name last gave. Otherwise the name was created, written, chmod-ed or
+	// moved in, for which the kubelet reads the file and takes in its pod
+	// if it is valid.
+	Gone bool
 }
 
 // File is one entry of the directory, or the single file.

@@ -235,3 +235,29 @@ func TestFaultRealInotifyQueueOverflowRelists(t *testing.T) {
 	}
 	t.Logf("%d events queued against max_queued_events %d; relist %v after the reader resumed", total, maxQueued, time.Since(start).Round(time.Millisecond))
 }
+
+// More watch events than a snapshot keeps: its Events are nil (unknown),
+// not cut short, and the next snapshot keeps them again.
+func TestTooManyEventsAreUnknown(t *testing.T) {
+	dir := t.TempDir()
+	s := newTestSource(t, dir, nil)
+	w := newFakeWatcher()
+	s.newWatcher = func(string) (watcher, error) { return w, nil }
+	h := start(t, s)
+	h.next()
+
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("a", "img"))
+	var evs []rawEvent
+	for i := range maxEvents + 1 {
+		name := fmt.Sprintf("gone-%d.yaml", i) // alternate, so that none folds
+		evs = append(evs, rawEvent{on: onPath, name: name, op: opCreate}, rawEvent{on: onPath, name: name, op: opRemove})
+	}
+	w.push(t, watchBatch{events: append(evs, rawEvent{on: onPath, name: "a.yaml", op: opMovedTo})})
+	if snap := h.next(); snap.Relist || snap.Events != nil {
+		t.Fatalf("after %d events: relist=%v, %d events kept; want a watch snapshot with Events nil", len(evs)+1, snap.Relist, len(snap.Events))
+	}
+	w.push(t, watchBatch{events: []rawEvent{{on: onPath, name: "a.yaml", op: opChmod}}})
+	if snap := h.next(); len(snap.Events) != 1 || snap.Events[0] != (types.WatchEvent{Name: "a.yaml"}) {
+		t.Fatalf("the next snapshot's events: %+v, want a.yaml's chmod", snap.Events)
+	}
+}

@@ -66,7 +66,14 @@ type Source struct {
 	// looked at every name since.
 	touched    map[string]struct{}
 	touchedAll bool
+	// events are the watch events since the last snapshot, for
+	// Snapshot.Events; eventsLost says there were more than maxEvents.
+	events     []types.WatchEvent
+	eventsLost bool
 }
+
+// maxEvents bounds Snapshot.Events: past it, a consumer has Changed only.
+const maxEvents = 4096
 
 // New checks opts (zero values take the defaults) and builds a Source. It
 // starts nothing. A nil clk is the real clock; a nil log discards.
@@ -209,6 +216,7 @@ func (s *Source) snapshot(relist bool) types.Snapshot {
 		Time:    s.clk.Now(),
 		Seq:     s.seq,
 		Changed: s.changedSince(relist),
+		Events:  s.eventsSince(relist),
 		Relist:  relist,
 		Single:  s.single,
 		Path:    s.path,
@@ -236,6 +244,30 @@ func (s *Source) changedSince(relist bool) []string {
 	clear(s.touched)
 	s.touchedAll = false
 	return changed
+}
+
+// keepEvents adds the events of one handled group for the next snapshot.
+func (s *Source) keepEvents(evs []types.WatchEvent) {
+	if s.eventsLost || len(s.events)+len(evs) > maxEvents {
+		s.events, s.eventsLost = nil, true
+		return
+	}
+	s.events = append(s.events, evs...)
+}
+
+// eventsSince is Snapshot.Events for the snapshot being built, and starts
+// afresh for the next one. After a relist the events say nothing a
+// consumer can use: the list replaced what they did.
+func (s *Source) eventsSince(relist bool) []types.WatchEvent {
+	evs, lost := s.events, s.eventsLost
+	s.events, s.eventsLost = nil, false
+	switch {
+	case relist || lost:
+		return nil
+	case evs == nil:
+		return []types.WatchEvent{}
+	}
+	return evs
 }
 
 // touch records that the entry for name was replaced or forgotten.

@@ -78,6 +78,9 @@ type pending struct {
 	relist  bool
 	restart bool
 	err     error
+	// events are the visible names' events in order, in the kubelet's
+	// terms (see types.WatchEvent).
+	events []types.WatchEvent
 }
 
 func (p *pending) addBatch(b watchBatch, single bool, base string) {
@@ -130,6 +133,9 @@ func (p *pending) add(ev rawEvent, single bool, base string) {
 		p.dots[name] = true
 		return
 	}
+	if !single {
+		p.record(ev, name)
+	}
 	c := p.names[name]
 	if ev.op&(opCreate|opWrite|opMovedFrom|opRemove) != 0 {
 		c = false
@@ -138,6 +144,27 @@ func (p *pending) add(ev rawEvent, single bool, base string) {
 		c = true
 	}
 	p.names[name] = c
+}
+
+// record keeps ev as the kubelet's watch takes it: a create, write,
+// chmod or move in makes it read the file, a delete or move away drops the
+// name's pod; a close after writing alone is nothing to it.
+func (p *pending) record(ev rawEvent, name string) {
+	var we types.WatchEvent
+	switch {
+	case ev.op&(opCreate|opMovedTo|opWrite|opChmod) != 0:
+		we = types.WatchEvent{Name: name}
+	case ev.op&(opRemove|opMovedFrom) != 0:
+		we = types.WatchEvent{Name: name, Gone: true}
+	default:
+		return
+	}
+	// The kubelet reads the file again on each, but podwatch can only
+	// give it what it reads itself: one read is as good as ten.
+	if n := len(p.events); n > 0 && p.events[n-1] == we {
+		return
+	}
+	p.events = append(p.events, we)
 }
 
 // handle folds b and whatever else is queued and applies it. It reports
@@ -160,6 +187,8 @@ drain:
 			break drain
 		}
 	}
+
+	s.keepEvents(p.events)
 
 	// Names the events named are refreshed first, with what the events said
 	// about completeness, whatever else must happen.

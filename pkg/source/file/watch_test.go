@@ -373,3 +373,41 @@ func TestBurstIsCoalesced(t *testing.T) {
 		t.Error("files not sorted")
 	}
 }
+
+// A vim-style save on real inotify: the manifest renamed to its backup,
+// the new content written in place, the backup deleted. The snapshots'
+// Events give every step in order, the writes folded into one.
+func TestEventsKeepTheOrderOfASave(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "web.yaml")
+	writeFile(t, p, podYAML("web", "img:1"))
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+
+	if err := os.Rename(p, p+"~"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, p, podYAML("web", "img:2"))
+	if err := os.Remove(p + "~"); err != nil {
+		t.Fatal(err)
+	}
+	var got []types.WatchEvent
+	h.waitFor("the backup's delete", func(s types.Snapshot) bool {
+		if s.Relist || s.Events == nil {
+			t.Fatalf("a watch snapshot without its events: %s", describe(s))
+		}
+		got = append(got, s.Events...)
+		return slices.Contains(got, types.WatchEvent{Name: "web.yaml~", Gone: true})
+	})
+	want := []types.WatchEvent{
+		{Name: "web.yaml", Gone: true},
+		{Name: "web.yaml~"},
+		{Name: "web.yaml"},
+		{Name: "web.yaml~", Gone: true},
+	}
+	// A snapshot boundary between a write's events splits the fold.
+	got = slices.Compact(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("events %+v, want %+v", got, want)
+	}
+}
