@@ -420,6 +420,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
 	}
+	if mid := c.kv.passed[key]; len(mid) > 0 {
+		parts = append(parts, fmt.Sprintf("on the way the kubelet's watch took in %s, so it may restart the pod %s before this", strings.Join(mid, ", then "), times(len(mid))))
+	}
 	if !c.snap.Single && shadowed(c.snap.Files, f) {
 		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
 	}
@@ -490,6 +493,14 @@ func (c *computation) remove(key string, p PodState, why string) {
 		ID:      changeID(key, types.OpRemove, nil),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
+}
+
+// times words n extra restarts.
+func times(n int) string {
+	if n == 1 {
+		return "once more"
+	}
+	return fmt.Sprintf("%d more times", n)
 }
 
 // changeAt is when the change to f's pod happened: when its content was

@@ -44,6 +44,10 @@ type kubeletView struct {
 	// dropped holds, per key the last step took out of the store on a
 	// watch event, the deleted file that did it.
 	dropped map[string]string
+	// passed holds, per key, the files the last step's watch events gave
+	// it before the one it ends with, in order: each a restart the
+	// kubelet's sync loop was told of on the way.
+	passed map[string][]string
 	// held keeps the pods reported removed after an empty relist while
 	// the store still holds them: the next store change brings them back.
 	held map[string]*PodState
@@ -73,7 +77,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.store = maps.Clone(v.store)
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
-	n.dropped = nil
+	n.dropped, n.passed = nil, nil
 	return &n
 }
 
@@ -94,7 +98,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		v = &kubeletView{store: map[string]string{}, keys: map[string]string{}}
 		relist = true
 	}
-	v.dropped = nil
+	v.dropped, v.passed = nil, nil
 	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
 		return v // the same snapshot again, for a recheck: taken in already
 	}
@@ -112,10 +116,12 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 	}
 	if relist {
 		v.replace(snap)
+	} else if !v.watchGone && snap.Events != nil && snap.Seq != 0 && snap.Seq == v.seq+1 {
+		v.play(snap)
 	} else if !v.watchGone {
-		// The snapshot does not keep the events' order. A name gone goes
-		// first: a rename's old name leaves before the new one arrives,
-		// and a name gone takes its pod with it (see watchEvent).
+		// Without the events' order: a name gone goes first, as a
+		// rename's old name leaves before the new one arrives, and a name
+		// gone takes its pod with it (see watchEvent).
 		names := v.changed(snap)
 		for _, name := range names {
 			if f := lookup(snap.Files, name); f == nil {
@@ -165,6 +171,61 @@ func (v *kubeletView) changed(snap types.Snapshot) []string {
 	return out
 }
 
+// play takes snap's watch events in the order they happened, as the
+// kubelet does, each against the file as podwatch read it. A file gone
+// before podwatch could read it is left out: whether the kubelet read it
+// first is a race (vim's backup, renamed in and deleted within
+// milliseconds, is mostly gone by then). Where the store gave a key
+// another file on the way to the one it ends with, passed says so.
+func (v *kubeletView) play(snap types.Snapshot) {
+	// trail holds, per key an event touched, the file the store gave it
+	// before and after each event ("" for none).
+	trail := map[string][]string{}
+	for _, ev := range snap.Events {
+		var f *types.File
+		if !ev.Gone {
+			if f = lookup(snap.Files, ev.Name); f == nil {
+				continue
+			}
+		}
+		key, ok := v.keys[ev.Name]
+		if f != nil && validPod(f) {
+			key, ok = f.Pod.Key, true
+		}
+		if ok && trail[key] == nil {
+			trail[key] = []string{v.store[key]}
+		}
+		v.watchEvent(ev.Name, f)
+		if t := trail[key]; ok && t[len(t)-1] != v.store[key] {
+			trail[key] = append(t, v.store[key])
+		}
+	}
+	for key, t := range trail {
+		if len(t) < 3 {
+			continue // no file between the one before and the one after
+		}
+		var mid []string
+		for _, name := range t[1 : len(t)-1] {
+			if name != "" && name != t[len(t)-1] && !slices.Contains(mid, name) {
+				mid = append(mid, name)
+			}
+		}
+		if len(mid) > 0 {
+			if v.passed == nil {
+				v.passed = map[string][]string{}
+			}
+			v.passed[key] = mid
+		}
+	}
+	// A change no event the kubelet acts on explains (a close after the
+	// last write, read whole only then) is taken as the old way did.
+	for _, name := range v.changed(snap) {
+		if !slices.ContainsFunc(snap.Events, func(ev types.WatchEvent) bool { return ev.Name == name }) {
+			v.watchEvent(name, lookup(snap.Files, name))
+		}
+	}
+}
+
 // watchEvent is the kubelet's handling of a watch event for name, which
 // now is f (nil when gone).
 func (v *kubeletView) watchEvent(name string, f *types.File) {
@@ -188,21 +249,7 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 		v.dropped[key] = name
 		v.empty = false
 	case validPod(f):
-		key := f.Pod.Key
-		if old, ok := v.store[key]; ok && old != name {
-			v.plain = false // a second file for the key, or a shadowed one
-		}
-		if old, ok := v.keys[name]; ok && old != key {
-			if v.store[old] == name {
-				v.plain = false // the file's old pod runs on until a relist
-			}
-		}
-		if v.empty {
-			v.plain = false // the whole store comes back
-		}
-		v.store[key] = name
-		v.keys[name] = key
-		v.empty = false
+		v.took(name, f.Pod.Key)
 	default:
 		// Unreadable, invalid or no regular file: the kubelet's read fails
 		// and it keeps what it has, the file's last good pod included.
@@ -210,6 +257,25 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 			v.plain = false
 		}
 	}
+}
+
+// took is the kubelet reading a valid pod of key from name on a watch
+// event: it goes into the store under key, whatever file gave it before.
+func (v *kubeletView) took(name, key string) {
+	if old, ok := v.store[key]; ok && old != name {
+		v.plain = false // a second file for the key, or a shadowed one
+	}
+	if old, ok := v.keys[name]; ok && old != key {
+		if v.store[old] == name {
+			v.plain = false // the file's old pod runs on until a relist
+		}
+	}
+	if v.empty {
+		v.plain = false // the whole store comes back
+	}
+	v.store[key] = name
+	v.keys[name] = key
+	v.empty = false
 }
 
 // replace is the kubelet's relist of snap's folder.

@@ -29,6 +29,12 @@ func newStepper(t *testing.T) *stepper {
 // after every settle delay has passed.
 func (s *stepper) step(relist bool, change map[string]*types.File) []types.Change {
 	s.t.Helper()
+	return s.stepEvents(relist, nil, change)
+}
+
+// stepEvents is step with the watch events that made the change, in order.
+func (s *stepper) stepEvents(relist bool, events []types.WatchEvent, change map[string]*types.File) []types.Change {
+	s.t.Helper()
 	s.seq++
 	s.now = s.now.Add(5 * time.Second)
 	var changed []string
@@ -44,9 +50,9 @@ func (s *stepper) step(relist bool, change map[string]*types.File) []types.Chang
 	}
 	snap := types.Snapshot{Time: s.now, Seq: s.seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}}
 	if !relist {
-		snap.Changed = changed
+		snap.Changed, snap.Events = changed, events
 	}
-	for _, name := range []string{"web.yaml", "web.yaml.bak", "x.yaml"} {
+	for _, name := range []string{"web.yaml", "web.yaml.bak", "web.yaml~", "x.yaml"} {
 		if f, ok := s.files[name]; ok {
 			snap.Files = append(snap.Files, f)
 		}
@@ -262,4 +268,69 @@ func advanceAll(st *State, snap types.Snapshot, now time.Time) []types.Change {
 		chs = append(chs, more...)
 	}
 	return chs
+}
+
+// An editor's save seen as events in order, as the kubelet takes them.
+// emacs renames the manifest to its backup and writes the new one: the
+// kubelet ran the backup for a moment, then the new write, which wins until
+// the relist takes the backup (last in byte order) back. vim deletes its
+// backup once the write is done, mostly before the kubelet reads it: one
+// restart, with nothing podwatch can say of the backup.
+func TestKubeletEditorSaveInOrder(t *testing.T) {
+	v1f, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:2"), t0)
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+
+	emacs := newStepper(t)
+	emacs.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs := emacs.stepEvents(false,
+		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")},
+		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f})
+	if got := podOps(chs); got != "UPDATE web.yaml" {
+		t.Fatalf("emacs's save: got %q, want the new write to run: %v", got, chs)
+	}
+	if m := updateMessage(chs); !strings.Contains(m, "took in web.yaml~, so it may restart the pod once more") {
+		t.Errorf("emacs's save: message %q does not name the backup the kubelet ran on the way", m)
+	}
+	if got := podOps(emacs.step(true, nil)); got != "UPDATE web.yaml~" {
+		t.Errorf("emacs's save, then the relist: got %q, want the backup (last in byte order) to run", got)
+	}
+	// Played in name order, as without the events, the backup would win
+	// at once and the new write never show.
+	old := newStepper(t)
+	old.step(true, map[string]*types.File{"web.yaml": &v1f})
+	if got := podOps(old.step(false, map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f})); got == "UPDATE web.yaml" {
+		t.Errorf("without events: got %q, the order the events give", got)
+	}
+
+	vim := newStepper(t)
+	vim.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = vim.stepEvents(false,
+		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")},
+		map[string]*types.File{"web.yaml": &v2})
+	if got := podOps(chs); got != "UPDATE web.yaml" {
+		t.Fatalf("vim's save: got %q, want one UPDATE: %v", got, chs)
+	}
+	if m := updateMessage(chs); strings.Contains(m, "on the way") {
+		t.Errorf("vim's save: message %q claims a restart podwatch never saw", m)
+	}
+
+	// A name deleted and written again in one snapshot: the pod runs from
+	// the new content, and nothing was between.
+	rw := newStepper(t)
+	rw.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = rw.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	if got := podOps(chs); got != "UPDATE web.yaml" || strings.Contains(updateMessage(chs), "on the way") {
+		t.Errorf("delete and write again: got %q %v, want one UPDATE web.yaml with nothing on the way", got, chs)
+	}
+}
+
+// updateMessage is the message of the first UPDATE in chs; "" for none.
+func updateMessage(chs []types.Change) string {
+	for _, c := range chs {
+		if c.Op == types.OpUpdate {
+			return c.Message
+		}
+	}
+	return ""
 }
