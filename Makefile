@@ -9,6 +9,9 @@ RUN_STATE   := .run/state
 NODE        ?= $(shell hostname | tr '[:upper:]' '[:lower:]')
 BENCHTIME   ?= 1s
 BENCHCOUNT  ?= 6
+# Runs go test -json and prints plain go test's output, then each failed
+# test with the end of its output: the end of the log is what CI shows.
+DIGEST      := bin/testdigest
 
 UNITDIR     := /usr/local/lib/systemd/system
 
@@ -31,8 +34,11 @@ run: build
 # kubelet's own file source).
 test: test-unit fuzz test-oracle test-monitoring test-image test-package verify-systemd
 
-test-unit:
-	$(GO) test -race -count=1 ./...
+$(DIGEST): $(wildcard hack/testdigest/*.go)
+	$(GO) build -o $(DIGEST) ./hack/testdigest
+
+test-unit: $(DIGEST)
+	./$(DIGEST) $(GO) test -json -race -count=1 ./...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=10s ./pkg/manifest/
@@ -40,15 +46,15 @@ fuzz:
 
 # The kubelet oracle and the integration tests against a real kube-apiserver
 # and etcd, built from the module proxy once and cached outside the repo.
-test-oracle:
-	cd test/tools && ./build-binaries.sh && $(GO) test -count=1 ./...
+test-oracle: $(DIGEST)
+	cd test/tools && ./build-binaries.sh && ../../$(DIGEST) $(GO) test -json -count=1 ./...
 
 # deploy/prometheus (its own module, test/tools/monitoring): the alerting
 # rules against a running agent's /metrics, promtool test rules and check
 # config with a promtool built from the module proxy and cached beside the
 # kube binaries, the PodMonitor and Service against the DaemonSet.
-test-monitoring:
-	cd test/tools/monitoring && $(GO) test -count=1 ./...
+test-monitoring: $(DIGEST)
+	cd test/tools/monitoring && ../../../$(DIGEST) $(GO) test -json -count=1 ./...
 
 # The image builder (its own module): the image holds the agent alone, and
 # it runs.
