@@ -16,6 +16,11 @@ type Snapshot struct {
 	// (a dot name changed, events were lost). It is false after watch events
 	// that named the files they touched.
 	Relist bool
+	// Extra is true for a Relist podwatch makes for itself, on a watch
+	// event the kubelet's watch ignores (a dot name that is now a directory
+	// or symlink, a chmod of the folder): the kubelet makes no list then,
+	// and Events still hold the visible names' events, which it took in.
+	Extra bool
 	// KubeletRelist is when the kubelet last listed the folder, as podwatch
 	// saw it do so; zero when podwatch has not seen it (its own relist then
 	// stands in for the kubelet's, and says it is an estimate). The source
@@ -41,8 +46,8 @@ type Snapshot struct {
 	// so what it runs after a save can differ from what the folder ends
 	// as (an editor's backup renamed in, then deleted). Consecutive events
 	// of one kind on one name are folded into one. nil when not known
-	// (after a relist, or too many to keep), and then Changed is all a
-	// consumer has.
+	// (after a relist that is not Extra, or too many to keep), and then
+	// Changed is all a consumer has.
 	Events []WatchEvent
 	// Single is true when Path names a single file (as of the last list that
 	// could stat it).

@@ -55,7 +55,7 @@ func BenchmarkRelistUnchanged(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				s.relist()
-				_ = s.snapshot(true)
+				_ = s.snapshot(true, false)
 			}
 			b.StopTimer()
 			// CPU time of the whole process (GC included) is the budget the

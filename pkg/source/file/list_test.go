@@ -25,7 +25,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // listOnce lists s's path without running the watch.
 func listOnce(s *Source) types.Snapshot {
 	s.relist()
-	return s.snapshot(true)
+	return s.snapshot(true, false)
 }
 
 func TestListSortsBytewiseAndSkipsDotNames(t *testing.T) {

@@ -14,10 +14,10 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			s := benchSource(b, n)
 			s.relist()
-			_ = s.snapshot(true)
+			_ = s.snapshot(true, false)
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = s.snapshot(false)
+				_ = s.snapshot(false, false)
 			}
 		})
 	}

@@ -141,7 +141,7 @@ func (s *Source) Run(ctx context.Context, out chan<- types.Snapshot) error {
 	// Watch first, then list, so that nothing changed in between goes unseen.
 	s.startWatch()
 	s.list()
-	if !s.send(ctx, out, true) {
+	if !s.send(ctx, out, true, false) {
 		return nil
 	}
 	for {
@@ -153,7 +153,7 @@ func (s *Source) Run(ctx context.Context, out chan<- types.Snapshot) error {
 		if s.retry != nil {
 			retry = s.retry.C()
 		}
-		var relisted bool
+		var relisted, extra bool
 		select {
 		case <-ctx.Done():
 			return nil
@@ -176,18 +176,18 @@ func (s *Source) Run(ctx context.Context, out chan<- types.Snapshot) error {
 				b = watchBatch{err: errWatchClosed}
 			}
 			var relevant bool
-			if relisted, relevant = s.handle(b); !relevant {
+			if relisted, extra, relevant = s.handle(b); !relevant {
 				continue
 			}
 		}
-		if !s.send(ctx, out, relisted) {
+		if !s.send(ctx, out, relisted, extra) {
 			return nil
 		}
 	}
 }
 
-func (s *Source) send(ctx context.Context, out chan<- types.Snapshot, relist bool) bool {
-	snap := s.snapshot(relist)
+func (s *Source) send(ctx context.Context, out chan<- types.Snapshot, relist, extra bool) bool {
+	snap := s.snapshot(relist, extra)
 	select {
 	case out <- snap:
 		return true
@@ -198,7 +198,7 @@ func (s *Source) send(ctx context.Context, out chan<- types.Snapshot, relist boo
 
 // snapshot copies the current state into a new Snapshot; nothing in it is
 // touched afterwards.
-func (s *Source) snapshot(relist bool) types.Snapshot {
+func (s *Source) snapshot(relist, extra bool) types.Snapshot {
 	names := s.sortedNames()
 	if s.orderGen != s.namesGen || len(s.order) != len(names) {
 		s.order = s.order[:0]
@@ -216,8 +216,9 @@ func (s *Source) snapshot(relist bool) types.Snapshot {
 		Time:    s.clk.Now(),
 		Seq:     s.seq,
 		Changed: s.changedSince(relist),
-		Events:  s.eventsSince(relist),
+		Events:  s.eventsSince(relist && !extra),
 		Relist:  relist,
+		Extra:   relist && extra,
 		Single:  s.single,
 		Path:    s.path,
 		PathErr: s.pathErr,

@@ -74,8 +74,10 @@ type pending struct {
 	names map[string]bool
 	// dots are touched dot names: never manifests, but one may be a
 	// directory or symlink that visible names point through.
-	dots    map[string]bool
-	relist  bool
+	dots   map[string]bool
+	relist bool
+	// lost: the kernel's queue overflowed, so events went unseen.
+	lost    bool
 	restart bool
 	err     error
 	// events are the visible names' events in order, in the kubelet's
@@ -96,7 +98,7 @@ func (p *pending) addBatch(b watchBatch, single bool, base string) {
 func (p *pending) add(ev rawEvent, single bool, base string) {
 	const replaced = opCreate | opMovedTo | opMovedFrom | opRemove
 	if ev.op&opOverflow != 0 {
-		p.relist = true
+		p.relist, p.lost = true, true
 		return
 	}
 	name := ev.name
@@ -168,9 +170,11 @@ func (p *pending) record(ev rawEvent, name string) {
 }
 
 // handle folds b and whatever else is queued and applies it. It reports
-// whether that took a full list, and whether anything was relevant at all:
-// the parent directory reports its other names too.
-func (s *Source) handle(b watchBatch) (relisted, relevant bool) {
+// whether that took a full list, whether that list was podwatch's own on an
+// event the kubelet ignores (see types.Snapshot.Extra), and whether
+// anything was relevant at all: the parent directory reports its other
+// names too.
+func (s *Source) handle(b watchBatch) (relisted, extra, relevant bool) {
 	w := s.w
 	single := w.Single()
 	p := pending{names: map[string]bool{}, dots: map[string]bool{}}
@@ -208,17 +212,17 @@ drain:
 	switch {
 	case p.err != nil:
 		s.watchFailed(p.err)
-		return false, true
+		return false, false, true
 	case p.restart:
 		s.stopWatch()
 		s.startWatch()
 		s.list()
-		return true, true
+		return true, false, true
 	case p.relist:
 		s.list()
-		return true, true
+		return true, !p.lost, true
 	}
-	return false, len(p.names) > 0
+	return false, false, len(p.names) > 0
 }
 
 // dotsRedirect reports whether a touched dot name is now a directory or a

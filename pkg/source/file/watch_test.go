@@ -166,8 +166,52 @@ func TestDataSymlinkSwapIsSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := h.waitFor("pod.yaml through the new ..data", hasImage("pod.yaml", "img:b"))
-	if !snap.Relist || !slices.Equal(namesOf(snap), []string{"pod.yaml"}) {
-		t.Fatalf("after the swap: %s", describe(snap))
+	if !snap.Relist || !snap.Extra || !slices.Equal(namesOf(snap), []string{"pod.yaml"}) {
+		t.Fatalf("after the swap: %s; want podwatch's own relist (Extra)", describe(snap))
+	}
+}
+
+// emacs's lock is a dangling dot symlink, made as the auto-save file is
+// written: podwatch lists for the symlink, which the kubelet ignores, and
+// the kubelet takes the auto-save file in on its watch event. The list is
+// Extra and keeps that event.
+func TestOwnRelistKeepsTheWatchEvents(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, newTestSource(t, dir, nil))
+	h.next()
+	if err := os.Symlink("user@node-1.4242:1700000000", filepath.Join(dir, ".#x.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "#x.yaml#"), podYAML("x", "img:wip"))
+	var got []types.WatchEvent
+	sawExtra := false
+	h.waitFor("the auto-save file", func(s types.Snapshot) bool {
+		if s.Relist && !s.Extra {
+			t.Fatalf("a dot symlink made a relist that is not Extra: %s", describe(s))
+		}
+		if s.Events == nil {
+			t.Fatalf("a snapshot without its events: %s", describe(s))
+		}
+		sawExtra = sawExtra || s.Extra
+		got = append(got, s.Events...)
+		_, ok := fileIn(s, "#x.yaml#")
+		return ok && slices.Contains(got, types.WatchEvent{Name: "#x.yaml#"})
+	})
+	if !sawExtra {
+		// The symlink's event came alone: list once more for it, as the
+		// source must, so the test sees an Extra relist either way.
+		if err := os.Remove(filepath.Join(dir, ".#x.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("user@node-1.4242:1700000001", filepath.Join(dir, ".#x.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		h.waitFor("the relist for the symlink", func(s types.Snapshot) bool {
+			if s.Relist && (!s.Extra || s.Events == nil) {
+				t.Fatalf("the symlink's relist: %s; want Extra with its events", describe(s))
+			}
+			return s.Relist
+		})
 	}
 }
 
