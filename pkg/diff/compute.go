@@ -452,9 +452,6 @@ func (c *computation) remove(key string, p PodState, why string) {
 			// it ran from another file.
 			file = by
 			why = fmt.Sprintf("%s was removed, and the kubelet drops the pod that name last gave it, though it ran from %s", by, p.File)
-			if f != nil && validPod(f) && f.Pod.Key == key {
-				effect = fmt.Sprintf("the kubelet stops it, and its next relist starts it again from %s", p.File)
-			}
 		case c.kv.empty && len(c.kv.store) > 0:
 			if f != nil {
 				since = f.ChangedAt
@@ -466,7 +463,10 @@ func (c *computation) remove(key string, p PodState, why string) {
 			effect = "the kubelet stops it, and starts it again from its last good parse at the next change to a valid manifest"
 			c.kv.hold(key, p)
 		case f == nil:
-			why, typ = p.File+" was removed", v1.EventTypeNormal
+			why = p.File + " was removed"
+			if _, back := c.kv.dropped[key]; !back || relistWinner(c.snap.Files, key) == nil {
+				typ = v1.EventTypeNormal
+			}
 		case f.Err != nil:
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 			since = f.ChangedAt
@@ -479,6 +479,13 @@ func (c *computation) remove(key string, p PodState, why string) {
 			why = p.File + " is no longer a regular file"
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
+		}
+	}
+	if _, ok := c.kv.dropped[key]; ok {
+		// Dropped on a watch event while another file defines the pod: it
+		// is back at the relist.
+		if w := relistWinner(c.snap.Files, key); w != nil {
+			effect = fmt.Sprintf("the kubelet stops it, and its next relist starts it again from %s", w.Name)
 		}
 	}
 	// A pod a deleted name took with it is gone at once, not the end of
@@ -623,7 +630,7 @@ func (c *computation) problem(id string, since time.Time, once bool, ch types.Ch
 	if !since.IsZero() {
 		fp += "\x00" + since.UTC().Format(time.RFC3339Nano)
 	}
-	if last, ok := c.next.Reported[id]; ok && last == fp && (once || !c.snap.Relist) {
+	if last, ok := c.next.Reported[id]; ok && last == fp && (once || !c.snap.Relist || c.snap.Extra) {
 		return
 	}
 	c.next.Reported[id] = fp

@@ -42,7 +42,8 @@ type kubeletView struct {
 	// would give. The plain and incremental paths need it.
 	plain bool
 	// dropped holds, per key the last step took out of the store on a
-	// watch event, the deleted file that did it.
+	// watch event, the deleted file that did it. A recheck of the same
+	// snapshot keeps it, and passed, for the changes held back until then.
 	dropped map[string]string
 	// passed holds, per key, the files the last step's watch events gave
 	// it before the one it ends with, in order: each a restart the
@@ -77,7 +78,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.store = maps.Clone(v.store)
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
-	n.dropped, n.passed = nil, nil
+	n.dropped, n.passed = maps.Clone(v.dropped), maps.Clone(v.passed)
 	return &n
 }
 
@@ -87,7 +88,9 @@ func kubeletRelisted(v *kubeletView, snap types.Snapshot) (relisted, estimated b
 	if k := snap.KubeletRelist; !k.IsZero() {
 		return v == nil || k.After(v.relist), false
 	}
-	return snap.Relist, true
+	// podwatch's own lists (Snapshot.Extra) are none of the kubelet's: its
+	// watch took in the changes, as the snapshot's events give them.
+	return snap.Relist && !snap.Extra, true
 }
 
 // step takes snap into v: a relist replaces the store, any other snapshot
@@ -98,10 +101,12 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		v = &kubeletView{store: map[string]string{}, keys: map[string]string{}}
 		relist = true
 	}
-	v.dropped, v.passed = nil, nil
 	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
-		return v // the same snapshot again, for a recheck: taken in already
+		// The same snapshot again, for a recheck: taken in already, and
+		// what its step dropped and passed still tells what is held back.
+		return v
 	}
+	v.dropped, v.passed = nil, nil
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
 		// is taken in against the last one read.
@@ -356,4 +361,15 @@ func shadowed(files []*types.File, f *types.File) bool {
 		}
 	}
 	return false
+}
+
+// relistWinner is the file the kubelet's next relist runs key's pod from:
+// the last valid one in byte order that defines it, or nil.
+func relistWinner(files []*types.File, key string) *types.File {
+	for i := len(files) - 1; i >= 0; i-- {
+		if validPod(files[i]) && files[i].Pod.Key == key {
+			return files[i]
+		}
+	}
+	return nil
 }

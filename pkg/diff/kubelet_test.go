@@ -19,6 +19,9 @@ type stepper struct {
 	seq   uint64
 	files map[string]*types.File
 	now   time.Time
+	// extra makes the next relist podwatch's own (Snapshot.Extra), with
+	// the events given.
+	extra bool
 }
 
 func newStepper(t *testing.T) *stepper {
@@ -48,11 +51,14 @@ func (s *stepper) stepEvents(relist bool, events []types.WatchEvent, change map[
 		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, s.now
 		s.files[name] = &g
 	}
-	snap := types.Snapshot{Time: s.now, Seq: s.seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}}
+	snap := types.Snapshot{Time: s.now, Seq: s.seq, Relist: relist, Extra: relist && s.extra, Path: "/m", Watch: types.WatchStatus{Up: true}}
 	if !relist {
-		snap.Changed, snap.Events = changed, events
+		snap.Changed = changed
 	}
-	for _, name := range []string{"web.yaml", "web.yaml.bak", "web.yaml~", "x.yaml"} {
+	if !relist || s.extra {
+		snap.Events = events
+	}
+	for _, name := range []string{"#web.yaml#", "web.yaml", "web.yaml.bak", "web.yaml~", "x.yaml"} {
 		if f, ok := s.files[name]; ok {
 			snap.Files = append(snap.Files, f)
 		}
@@ -326,11 +332,47 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 }
 
 // updateMessage is the message of the first UPDATE in chs; "" for none.
-func updateMessage(chs []types.Change) string {
+func updateMessage(chs []types.Change) string { return opMessage(chs, types.OpUpdate) }
+
+// removeMessage is the message of the first REMOVE in chs; "" for none.
+func removeMessage(chs []types.Change) string { return opMessage(chs, types.OpRemove) }
+
+func opMessage(chs []types.Change, op types.Op) string {
 	for _, c := range chs {
-		if c.Op == types.OpUpdate {
+		if c.Op == op {
 			return c.Message
 		}
 	}
 	return ""
+}
+
+// emacs's auto-save file #web.yaml# sorts first, and the kubelet's watch
+// runs it until its next relist, though podwatch listed for emacs's lock
+// (a dot symlink the kubelet ignores). At the save its deletion drops the
+// pod, which the relist starts again from the backup, last in byte order.
+func TestKubeletEmacsAutoSave(t *testing.T) {
+	v1f, wip, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:wip"), t0), valid("", pod("web", "img:2"), t0)
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+
+	s := newStepper(t)
+	s.step(true, map[string]*types.File{"web.yaml": &v1f})
+	s.extra = true
+	chs := s.stepEvents(true, []types.WatchEvent{wrote("#web.yaml#")}, map[string]*types.File{"#web.yaml#": &wip})
+	s.extra = false
+	if got := podOps(chs); got != "UPDATE #web.yaml#" {
+		t.Fatalf("auto-save on podwatch's own relist: got %q, want the kubelet's watch to run it: %v", got, chs)
+	}
+	chs = s.stepEvents(false,
+		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("#web.yaml#")},
+		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f, "#web.yaml#": nil})
+	if got := podOps(chs); got != "REMOVE #web.yaml#" {
+		t.Fatalf("the save: got %q, want the auto-save's deletion to drop the pod: %v", got, chs)
+	}
+	if m := removeMessage(chs); !strings.Contains(m, "its next relist starts it again from web.yaml~") {
+		t.Errorf("the save: %q does not name the file the relist runs", m)
+	}
+	if got := podOps(s.step(true, nil)); got != "ADD web.yaml~" {
+		t.Errorf("the relist: got %q, want the backup to run", got)
+	}
 }

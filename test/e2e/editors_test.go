@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,18 @@ import (
 //	symlink TARGET NAME         symlink(2); TARGET need not exist
 //	pause DURATION              the editor's own think time (not synchronisation)
 //	expect REASON SUBSTR...     one distinct Event (by name) after quiescence
+//	maybe REASON SUBSTR...      an Event allowed, not required
+//
+// An expected SUBSTR may hold parts separated by " ... ": the message must
+// hold each, in order. Where the kubelet's outcome is a race (whether its
+// watch read a file that was gone a moment later), the script gives each
+// outcome's expectations in a block, and the Events must be one of them:
+//
+//	either
+//	expect ...                  one outcome
+//	or
+//	expect ...                  another
+//	end
 //
 // REF is the content: "empty", "pod:NAME:IMAGE" (manifestYAML) or
 // "text:GO-ESCAPED-STRING".
@@ -47,6 +60,19 @@ type editorStep struct {
 	args []string
 }
 
+// containsInOrder says whether msg holds each part of substr (parts
+// separated by " ... "), in that order.
+func containsInOrder(msg, substr string) bool {
+	for _, part := range strings.Split(substr, " ... ") {
+		i := strings.Index(msg, part)
+		if i < 0 {
+			return false
+		}
+		msg = msg[i+len(part):]
+	}
+	return true
+}
+
 // editorExpect is an Event a script requires (expect) or allows (maybe):
 // one the kubelet may or may not be told, depending on how the editor's
 // events fall into podwatch's snapshots.
@@ -59,6 +85,24 @@ type editorScript struct {
 	setup  [][2]string
 	steps  []editorStep
 	expect []editorExpect
+	// alts are the either/or blocks: each block's branches are the
+	// expectations of one outcome of a race, exactly one of which holds.
+	alts [][][]editorExpect
+}
+
+// outcomes are the expectations of every combination of the branches.
+func (s editorScript) outcomes() [][]editorExpect {
+	out := [][]editorExpect{s.expect}
+	for _, block := range s.alts {
+		var next [][]editorExpect
+		for _, o := range out {
+			for _, branch := range block {
+				next = append(next, append(slices.Clone(o), branch...))
+			}
+		}
+		out = next
+	}
+	return out
 }
 
 func parseEditorScript(t *testing.T, path string) editorScript {
@@ -70,6 +114,8 @@ func parseEditorScript(t *testing.T, path string) editorScript {
 	defer f.Close()
 	var s editorScript
 	started := false
+	var block [][]editorExpect // the either/or block being read
+	inBlock := false
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -80,6 +126,18 @@ func parseEditorScript(t *testing.T, path string) editorScript {
 		op, args := fields[0], fields[1:]
 		want := map[string]int{"setup": 2, "start": 0, "write": 2, "chunk": 4, "rename": 2, "remove": 1, "symlink": 2, "pause": 1}
 		switch op {
+		case "either", "or", "end":
+			switch {
+			case op == "either" && !inBlock:
+				inBlock, block = true, [][]editorExpect{nil}
+			case op == "or" && inBlock:
+				block = append(block, nil)
+			case op == "end" && inBlock && len(block) > 1:
+				s.alts, inBlock = append(s.alts, block), false
+			default:
+				t.Fatalf("%s:%d: %s out of place (either, expects, or, expects, end)", path, n, op)
+			}
+			continue
 		case "wait", "expect", "maybe":
 			if len(args) < 2 {
 				t.Fatalf("%s:%d: %s REASON SUBSTR", path, n, op)
@@ -87,7 +145,12 @@ func parseEditorScript(t *testing.T, path string) editorScript {
 			if op != "wait" {
 				// The substring is the rest of the line, spaces included.
 				sub := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(line, op), " "+args[0]))
-				s.expect = append(s.expect, editorExpect{args[0], sub, op == "maybe"})
+				e := editorExpect{args[0], sub, op == "maybe"}
+				if inBlock {
+					block[len(block)-1] = append(block[len(block)-1], e)
+				} else {
+					s.expect = append(s.expect, e)
+				}
 				continue
 			}
 		default:
@@ -117,6 +180,9 @@ func parseEditorScript(t *testing.T, path string) editorScript {
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if inBlock {
+		t.Fatalf("%s: either without end", path)
 	}
 	if !started || len(s.expect) == 0 {
 		t.Fatalf("%s: a script needs start and at least one expect", path)
@@ -239,13 +305,18 @@ func (a *runningAgent) quiesce() []v1.Event {
 	return out
 }
 
-// checkExactly asserts evs are exactly want, and that every pod change
-// happened once.
-func checkExactly(t *testing.T, evs []v1.Event, want []editorExpect) {
+// checkOneOf asserts evs are exactly one of the outcomes (see exactly).
+func checkOneOf(t *testing.T, evs []v1.Event, outcomes [][]editorExpect) {
 	t.Helper()
-	if problems := exactly(evs, want); len(problems) > 0 {
-		t.Fatalf("%s\nevents:\n%s", strings.Join(problems, "\n"), listEvents(evs))
+	var report []string
+	for i, want := range outcomes {
+		problems := exactly(evs, want)
+		if len(problems) == 0 {
+			return
+		}
+		report = append(report, fmt.Sprintf("outcome %d of %d:\n%s", i+1, len(outcomes), strings.Join(problems, "\n")))
 	}
+	t.Fatalf("%s\nevents:\n%s", strings.Join(report, "\n"), listEvents(evs))
 }
 
 // listEvents is evs a line each, for a failure message.
@@ -265,7 +336,7 @@ func exactly(evs []v1.Event, want []editorExpect) []string {
 	for _, w := range want {
 		found := false
 		for i, ev := range evs {
-			if !used[i] && ev.Reason == w.reason && strings.Contains(ev.Message, w.substr) {
+			if !used[i] && ev.Reason == w.reason && containsInOrder(ev.Message, w.substr) {
 				used[i], found = true, true
 				break
 			}
@@ -308,7 +379,7 @@ func TestEditorsScripted(t *testing.T) {
 			for _, st := range s.steps {
 				runEditorStep(t, &a, dir, st)
 			}
-			checkExactly(t, a.quiesce(), s.expect)
+			checkOneOf(t, a.quiesce(), s.outcomes())
 		})
 	}
 }
