@@ -420,8 +420,8 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
 	}
-	if mid := c.kv.passed[key]; len(mid) > 0 {
-		parts = append(parts, fmt.Sprintf("on the way the kubelet's watch took in %s, so it may restart the pod %s before this", strings.Join(mid, ", then "), times(len(mid))))
+	if way := c.onTheWay(key); way != "" {
+		parts = append(parts, way)
 	}
 	if !c.snap.Single && shadowed(c.snap.Files, f) {
 		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
@@ -481,6 +481,9 @@ func (c *computation) remove(key string, p PodState, why string) {
 			effect = c.atRelist("the kubelet stops it")
 		}
 	}
+	if way := c.onTheWay(key); way != "" {
+		why += "; " + way
+	}
 	if _, ok := c.kv.dropped[key]; ok {
 		// Dropped on a watch event while another file defines the pod: it
 		// is back at the relist.
@@ -500,6 +503,17 @@ func (c *computation) remove(key string, p PodState, why string) {
 		ID:      changeID(key, types.OpRemove, nil),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
+}
+
+// onTheWay says which files the step's watch events gave key's pod before
+// the one it ends with (see kubeletView.passed): each a restart the
+// kubelet's sync loop may be told of; "" for none.
+func (c *computation) onTheWay(key string) string {
+	mid := c.kv.passed[key]
+	if len(mid) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("on the way the kubelet's watch took in %s, so it may restart the pod %s before this", strings.Join(mid, ", then "), times(len(mid)))
 }
 
 // times words n extra restarts.

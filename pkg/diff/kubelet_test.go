@@ -372,6 +372,9 @@ func TestKubeletEmacsAutoSave(t *testing.T) {
 	if m := removeMessage(chs); !strings.Contains(m, "its next relist starts it again from web.yaml~") {
 		t.Errorf("the save: %q does not name the file the relist runs", m)
 	}
+	if m := removeMessage(chs); !strings.Contains(m, "took in web.yaml~, then web.yaml, so it may restart the pod 2 more times") {
+		t.Errorf("the save: %q does not name the files the kubelet ran on the way", m)
+	}
 	if got := podOps(s.step(true, nil)); got != "ADD web.yaml~" {
 		t.Errorf("the relist: got %q, want the backup to run", got)
 	}
