@@ -158,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	}
 	k := &Kubelet{
 		Manifests:   filepath.Join(cfg.Dir, "manifests"),
-		RelistClock: filepath.Join(cfg.Dir, "manifests", "0-relist-clock"),
+		RelistClock: filepath.Join(cfg.Dir, "manifests", "!relist-clock"),
 		RelistEnd:   filepath.Join(cfg.Dir, "manifests", "~relist-end"),
 		Log:         filepath.Join(cfg.Dir, "kubelet.log"),
 		CRILog:      filepath.Join(cfg.Dir, "cri.log"),
@@ -355,7 +355,7 @@ func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
 var syncLoopLine = regexp.MustCompile(`"SyncLoop (ADD|UPDATE|REMOVE|DELETE)" source="([^"]*)" pods=\[([^\]]*)\]`)
 
 // relistLine matches the line the kubelet logs for RelistClock, e.g.
-// E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"
+// E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/!relist-clock"
 var relistLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Provided manifest path is a directory, not recursing into manifest path" path="([^"]*)"`)
 
 // missingLine matches the line the kubelet logs when a full list finds

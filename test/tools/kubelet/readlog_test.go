@@ -13,9 +13,9 @@ import (
 // error line, which must name the kubelet's own folder (with or without the
 // trailing slash its config may give) to count.
 func TestReadLogRelists(t *testing.T) {
-	k := &Kubelet{Manifests: "/d/manifests", RelistClock: "/d/manifests/0-relist-clock", RelistEnd: "/d/manifests/~relist-end", hist: newHistory()}
+	k := &Kubelet{Manifests: "/d/manifests", RelistClock: "/d/manifests/!relist-clock", RelistEnd: "/d/manifests/~relist-end", hist: newHistory()}
 	log := strings.Join([]string{
-		`E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/0-relist-clock"`,
+		`E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/!relist-clock"`,
 		`I0102 15:04:05.100000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"`,
 		`E0102 15:04:05.200000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/~relist-end"`,
 		`I0102 15:04:06.000000 1 file.go:200] "Reading config file" path="/d/manifests/b.yaml"`,

@@ -27,6 +27,8 @@ import (
 //	write FIXTURE as NAME   write the fixture's bytes to NAME in place
 //	rename OLD NEW          rename OLD to NEW within the folder
 //	remove NAME             delete NAME
+//	symlink TARGET NAME     make NAME a symlink to TARGET, which need not
+//	                        exist (emacs's lock .#NAME)
 //	sed EXPR NAME           run the real sed -i EXPR on NAME (no spaces in EXPR)
 //	cp FIXTURE as NAME      run the real cp(1) of the fixture, kept outside
 //	                        the folder, onto NAME: over an existing file
@@ -212,7 +214,7 @@ func parseScenario(file string) (scenario, error) {
 		}
 	}
 	// The arguments each verb takes, fewest and most (-1: no bound).
-	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
+	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "symlink": {2, 2}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
 		"move-folder": {1, 1}, "remove-folder": {0, 0}, "make-folder": {0, 0},
 		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}}
 	missing := false // the folder is away or deleted
@@ -283,8 +285,8 @@ func parseScenario(file string) (scenario, error) {
 	for _, n := range sc.fileNames() {
 		// The kubelet's relist is told by two folders whose names sort
 		// before and after every manifest's (kubelet.Kubelet.RelistClock).
-		if !strings.HasPrefix(n, ".") && (n <= "0-relist-clock" || n >= "~relist-end") {
-			return scenario{}, fmt.Errorf("%s: %q must sort between 0-relist-clock and ~relist-end", file, n)
+		if !strings.HasPrefix(n, ".") && (n <= "!relist-clock" || n >= "~relist-end") {
+			return scenario{}, fmt.Errorf("%s: %q must sort between !relist-clock and ~relist-end", file, n)
 		}
 	}
 	if len(sc.steps) == 0 || sc.steps[len(sc.steps)-1].verb != "settle" {
@@ -423,6 +425,8 @@ func (s step) apply(k *kubelet.Kubelet, sc scenario, scratch string) error {
 		return os.Rename(filepath.Join(dir, s.args[0]), filepath.Join(dir, s.args[1]))
 	case "remove":
 		return os.Remove(filepath.Join(dir, s.args[0]))
+	case "symlink":
+		return os.Symlink(s.args[0], filepath.Join(dir, s.args[1]))
 	case "sed":
 		// The real sed -i: a temporary file in the folder, renamed over.
 		if out, err := exec.Command("sed", "-i", s.args[0], filepath.Join(dir, s.args[1])).CombinedOutput(); err != nil {
