@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -48,21 +48,24 @@ func Print(w io.Writer, o Options, now time.Time) (int, error) {
 	return len(evs), WriteWide(w, evs, now)
 }
 
-// checkStateDir reports a state dir that is missing or not a directory,
-// naming it: only in an existing folder may a missing events.log mean that
-// the agent has recorded nothing yet. A folder this user may not enter fails
-// later, when the store opens events.log (EACCES, not ENOENT).
+// checkStateDir reports a state dir that is missing, not a directory, or
+// whose files this user may not reach, naming it: only then may a missing
+// events.log mean that the agent has recorded nothing yet. It opens DIR/.
+// with O_PATH: looking "." up needs the search (x) permission that reading
+// any file in DIR needs, and O_PATH asks for nothing more, so a folder it
+// may not list but may read events.log in still works. Without this check
+// a folder it may not enter failed later, with an error about events.log.
 func checkStateDir(dir string) error {
-	fi, err := os.Stat(dir)
+	fd, err := unix.Open(dir+"/.", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	switch {
+	case errors.Is(err, unix.ENOTDIR):
+		return fmt.Errorf("state dir %s is not a directory", dir)
 	case errors.Is(err, iofs.ErrNotExist):
 		return fmt.Errorf("state dir %s: %w", dir, iofs.ErrNotExist)
 	case err != nil:
-		return fmt.Errorf("state dir: %w", err) // a PathError, naming it
-	case !fi.IsDir():
-		return fmt.Errorf("state dir %s is not a directory", dir)
+		return fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return nil
+	return unix.Close(fd)
 }
 
 // Options say which Events to print, and how.
