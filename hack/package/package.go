@@ -30,6 +30,12 @@ const (
 	FollowExample = "/usr/share/podwatch/follow.conf"
 )
 
+// StateDirectory is the unit's StateDirectory=, the name under /var/lib
+// (and /var/lib/private, under DynamicUser=) that files/postrm-deb.sh
+// removes on purge. Build refuses a unit that names another, so the purge
+// cannot miss a renamed state dir.
+const StateDirectory = "podwatch"
+
 // repoBinary is the ExecStart path of deploy/systemd/podwatch.service, which
 // `make install` uses; the package's unit differs from it by that path alone.
 const repoBinary = "/usr/local/bin/podwatch"
@@ -39,6 +45,8 @@ var (
 	defaultConfig []byte
 	//go:embed files/daemon-reload.sh
 	daemonReload []byte
+	//go:embed files/postrm-deb.sh
+	postrmDeb []byte
 )
 
 // Formats are the packagers Build runs, in order.
@@ -64,6 +72,20 @@ func PackageUnit(repoUnit []byte) ([]byte, error) {
 		return nil, fmt.Errorf("package: the unit has %d ExecStart=%s lines, want 1", n, repoBinary)
 	}
 	return re.ReplaceAll(repoUnit, []byte("ExecStart="+Binary+"$1")), nil
+}
+
+// checkStateDirectory fails unless the unit has one StateDirectory= line
+// and it names StateDirectory alone.
+func checkStateDirectory(unit []byte) error {
+	m := regexp.MustCompile(`(?m)^StateDirectory=(.*)$`).FindAllSubmatch(unit, -1)
+	if len(m) != 1 || strings.TrimSpace(string(m[0][1])) != StateDirectory {
+		var got []string
+		for _, l := range m {
+			got = append(got, string(l[1]))
+		}
+		return fmt.Errorf("package: the unit's StateDirectory= is %q, want %q alone: the .deb's purge removes that one (files/postrm-deb.sh)", got, StateDirectory)
+	}
+	return nil
 }
 
 // PackageVersion turns a git describe output into a version that dpkg and
@@ -95,6 +117,9 @@ func Build(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkStateDirectory(unit); err != nil {
+		return nil, err
+	}
 	follow, err := os.ReadFile(o.Follow)
 	if err != nil {
 		return nil, fmt.Errorf("package: read the follow drop-in: %w", err)
@@ -108,7 +133,7 @@ func Build(o Options) ([]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(stage)
-	staged := map[string][]byte{"podwatch.service": unit, "default": defaultConfig, "daemon-reload.sh": daemonReload, "follow.conf": follow}
+	staged := map[string][]byte{"podwatch.service": unit, "default": defaultConfig, "daemon-reload.sh": daemonReload, "postrm-deb.sh": postrmDeb, "follow.conf": follow}
 	for name, data := range staged {
 		if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
 			return nil, err
@@ -129,6 +154,11 @@ func Build(o Options) ([]string, error) {
 }
 
 func buildOne(format string, o Options, stage string) (string, error) {
+	// Only dpkg tells remove from purge; rpm's %postun just reloads.
+	postRemove := "daemon-reload.sh"
+	if format == "deb" {
+		postRemove = "postrm-deb.sh"
+	}
 	root := func(mode os.FileMode) *files.ContentFileInfo {
 		return &files.ContentFileInfo{Owner: "root", Group: "root", Mode: mode, MTime: o.MTime}
 	}
@@ -154,7 +184,7 @@ func buildOne(format string, o Options, stage string) (string, error) {
 			},
 			Scripts: nfpm.Scripts{
 				PostInstall: filepath.Join(stage, "daemon-reload.sh"),
-				PostRemove:  filepath.Join(stage, "daemon-reload.sh"),
+				PostRemove:  filepath.Join(stage, postRemove),
 			},
 		},
 	})

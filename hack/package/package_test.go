@@ -169,8 +169,8 @@ func hostState(t *testing.T) map[string]string {
 }
 
 // chrootRoot is an empty root dpkg can install into and run maintainer
-// scripts in (it chroots into it): an empty dpkg database, /bin/sh and its
-// libraries, and a systemctl that records its arguments in /systemctl.log.
+// scripts in (it chroots into it): an empty dpkg database, /bin/sh, /bin/rm
+// and their libraries, and a systemctl that records its arguments in /systemctl.log.
 func chrootRoot(t *testing.T, withSystemd bool) string {
 	t.Helper()
 	root := t.TempDir()
@@ -192,14 +192,17 @@ func chrootRoot(t *testing.T, withSystemd bool) string {
 			t.Fatal(err)
 		}
 	}
-	copyIn("/bin/sh", 0o755)
-	ldd, err := exec.Command("ldd", "/bin/sh").Output()
-	if err != nil {
-		t.Skipf("ldd /bin/sh: %v", err)
-	}
-	for _, f := range strings.Fields(string(ldd)) {
-		if strings.HasPrefix(f, "/") {
-			copyIn(f, 0o755)
+	// rm for the purge: an essential package, which a postrm may use.
+	for _, bin := range []string{"/bin/sh", "/bin/rm"} {
+		copyIn(bin, 0o755)
+		ldd, err := exec.Command("ldd", bin).Output()
+		if err != nil {
+			t.Skipf("ldd %s: %v", bin, err)
+		}
+		for _, f := range strings.Fields(string(ldd)) {
+			if strings.HasPrefix(f, "/") {
+				copyIn(f, 0o755)
+			}
 		}
 	}
 	files := map[string]string{
@@ -321,13 +324,45 @@ func TestDebInstallsAndPurges(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// Remove keeps the config file; purge takes it too.
+			// What systemd makes at the first start under DynamicUser= with
+			// StateDirectory=podwatch: the state in /var/lib/private (its
+			// own, 0700) and a symlink to it at /var/lib/podwatch.
+			private := filepath.Join(root, "var/lib/private")
+			stateDir := filepath.Join(private, StateDirectory)
+			stateFile := filepath.Join(stateDir, "state.json")
+			link := filepath.Join(root, "var/lib", StateDirectory)
+			if err := os.MkdirAll(stateDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(private, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(stateFile, []byte("{}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("private/"+StateDirectory, link); err != nil {
+				t.Fatal(err)
+			}
+
+			// Remove keeps the config file and the state; purge takes both.
 			dpkg(t, root, "--remove", "podwatch")
 			checkFile(t, filepath.Join(root, Config), 0o644, defaultConfig)
 			if _, err := os.Lstat(filepath.Join(root, Binary)); err == nil {
 				t.Errorf("remove left %s", Binary)
 			}
+			checkFile(t, stateFile, 0o600, []byte("{}\n"))
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("remove took the state's symlink /var/lib/%s: %v", StateDirectory, err)
+			}
 			dpkg(t, root, "--purge", "podwatch")
+			for _, p := range []string{stateDir, link} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("purge left %s", p)
+				}
+			}
+			if fi, err := os.Lstat(private); err != nil || !fi.IsDir() {
+				t.Errorf("purge took systemd's /var/lib/private: %v", err)
+			}
 
 			// The scripts reloaded systemd when it runs, and did nothing else.
 			calls, err := os.ReadFile(filepath.Join(root, "systemctl.log"))
@@ -346,10 +381,11 @@ func TestDebInstallsAndPurges(t *testing.T) {
 				t.Errorf("systemctl ran without systemd: %q", calls)
 			}
 
-			// Nothing left but dpkg's own bookkeeping of a purged package.
+			// Nothing left but dpkg's own bookkeeping of a purged package,
+			// and systemd's /var/lib/private.
 			after := snapshot(t, root)
 			for _, d := range diffSnapshots(before, after) {
-				if !strings.HasPrefix(d, "changed var/lib/dpkg/") && !strings.HasPrefix(d, "added var/lib/dpkg/") {
+				if !strings.HasPrefix(d, "changed var/lib/dpkg/") && !strings.HasPrefix(d, "added var/lib/dpkg/") && d != "added var/lib/private" {
 					t.Errorf("after purge: %s", d)
 				}
 			}
@@ -445,9 +481,53 @@ func TestRPM(t *testing.T) {
 			t.Errorf("%s: %q (%v)", name, script, err)
 		}
 	}
+	// rpm has no purge: erase (rpm -e, %postun with $1 = 0) leaves the
+	// state systemd made, as dpkg --remove does, and the README says so.
+	script, err := r.Header.GetString(rpmutils.POSTUN)
+	if err != nil || script != string(daemonReload) {
+		t.Errorf("%%postun: %q (%v), want daemon-reload.sh", script, err)
+	}
+	for _, l := range strings.Split(script, "\n") {
+		if !strings.HasPrefix(l, "#") && (strings.Contains(l, "/var/lib") || strings.Contains(l, "rm ")) {
+			t.Errorf("%%postun: %q: erase must leave the state", l)
+		}
+	}
 	for _, tag := range []int{rpmutils.PREIN, rpmutils.PREUN} {
 		if r.Header.HasTag(tag) {
 			t.Errorf("rpm has a script under tag %d; only %%post and %%postun are wanted", tag)
+		}
+	}
+}
+
+// The .deb's purge removes /var/lib/private/podwatch: a unit whose
+// StateDirectory= names another, or more than one, fails the build and
+// says why, rather than ship a purge that leaves the state behind.
+func TestBuildRefusesAnotherStateDirectory(t *testing.T) {
+	repo, err := os.ReadFile(repoUnitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkStateDirectory(repo); err != nil {
+		t.Fatalf("the repo's unit: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "podwatch")
+	if err := os.WriteFile(bin, []byte("\x7fELF not really"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, change := range []string{"StateDirectory=podwatch-agent", "StateDirectory=podwatch podwatch-cache", "StateDirectory=podwatch\nStateDirectory=other"} {
+		unit := filepath.Join(dir, "podwatch.service")
+		data := strings.Replace(string(repo), "StateDirectory=podwatch", change, 1)
+		if err := os.WriteFile(unit, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out")
+		_, err := Build(Options{Binary: bin, Unit: unit, Follow: repoFollowPath, Version: "v1", Arch: "amd64", OutDir: out})
+		if err == nil || !strings.Contains(err.Error(), "StateDirectory=") {
+			t.Errorf("Build with %q: %v, want an error about StateDirectory=", change, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("Build with %q made %s", change, out)
 		}
 	}
 }
