@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -417,14 +418,46 @@ func isPackagePath(rel string) bool {
 // the binary was installed to.
 func verifyUnit(t *testing.T, root string) {
 	t.Helper()
-	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+	analyze, err := systemdAnalyze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if analyze == "" {
 		t.Log("no systemd-analyze: the installed unit is not verified")
 		return
 	}
-	out, err := exec.Command("systemd-analyze", "verify", "--man=no", "--recursive-errors=no",
+	out, err := exec.Command(analyze, "verify", "--man=no", "--recursive-errors=no",
 		"--root="+root, Unit).CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("podwatch")) {
 		t.Errorf("systemd-analyze verify %s: %v\n%s", Unit, err, out)
+	}
+}
+
+// systemdAnalyze finds systemd-analyze, or returns "" when it is missing
+// on a developer's machine. In CI (CI set to true, as .ci/run and CI
+// services do) a missing one is an error: make test runs verify-systemd,
+// which installs it, before test-package, so the installed unit can never
+// go unverified there without a failure.
+func systemdAnalyze() (string, error) {
+	path, err := exec.LookPath("systemd-analyze")
+	if err == nil {
+		return path, nil
+	}
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		return "", fmt.Errorf("CI: %v; the installed unit must be verified (make verify-systemd installs systemd-analyze, and make test runs it first)", err)
+	}
+	return "", nil
+}
+
+func TestSystemdAnalyzeRequiredInCI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CI", "true")
+	if path, err := systemdAnalyze(); err == nil || !strings.Contains(err.Error(), "systemd-analyze") {
+		t.Errorf("CI without systemd-analyze: %q, %v; want an error", path, err)
+	}
+	t.Setenv("CI", "")
+	if path, err := systemdAnalyze(); path != "" || err != nil {
+		t.Errorf("without systemd-analyze outside CI: %q, %v; want neither", path, err)
 	}
 }
 
