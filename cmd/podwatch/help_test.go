@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// --help is asked for, not an error: like every other tool it goes to
+// --help (or podwatch help) is asked for, not an error: like every other tool it goes to
 // stdout, so `podwatch --help | less` works, and exits 0, for the agent and
 // each subcommand alike.
 func TestHelpOnStdout(t *testing.T) {
@@ -21,6 +21,13 @@ func TestHelpOnStdout(t *testing.T) {
 		{[]string{"events", "-h"}, "Prints the events in podwatch's local store", "--state-dir string"},
 		{[]string{"check", "--help"}, "podwatch check lints static pod manifests", "--strict"},
 		{[]string{"check", "-h"}, "podwatch check lints static pod manifests", "--strict"},
+		{[]string{"version", "--help"}, "Prints podwatch's version.\n\nUsage:\n  podwatch version\n", ""},
+		{[]string{"version", "-h"}, "Prints podwatch's version.\n\nUsage:\n  podwatch version\n", ""},
+		// What git and kubectl users type: the same help.
+		{[]string{"help"}, "podwatch watches the kubelet's static pod manifests", "--file-check-frequency duration"},
+		{[]string{"help", "events"}, "Prints the events in podwatch's local store", "--state-dir string"},
+		{[]string{"help", "check"}, "podwatch check lints static pod manifests", "--strict"},
+		{[]string{"help", "version"}, "Prints podwatch's version.\n\nUsage:\n  podwatch version\n", ""},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			errFile, err := os.CreateTemp(t.TempDir(), "stderr")

@@ -27,6 +27,7 @@ Usage:
   podwatch check PATH...    lint manifests as the kubelet would read them (exit 1 on errors)
   podwatch events           print the events in the local store, like kubectl get events -o wide
   podwatch version          print the version
+  podwatch help [COMMAND]   print this help, or a command's (as COMMAND --help)
 
 Flags:
 `
@@ -47,8 +48,9 @@ func realMain(args []string, stdout io.Writer, stderr *os.File) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version":
-			fmt.Fprintln(stdout, "podwatch", version)
-			return 0
+			return runVersion(args[1:], stdout, stderr)
+		case "help":
+			return runHelp(args[1:], stdout, stderr)
 		case "check":
 			return runCheck(args[1:], stdout, stderr)
 		case "events":

@@ -22,6 +22,10 @@ func TestRealMainUsageAndVersion(t *testing.T) {
 		{"--settle-delay", "-1s", "--node-name", "n"},
 		{"--node-name", "node_1", "--path", os.TempDir()},
 		{"bogus"},
+		{"version", "--bogus"},
+		{"version", "extra"},
+		{"help", "bogus"},
+		{"help", "check", "events"},
 	} {
 		if code := realMain(args, &out, devnull); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
