@@ -230,7 +230,8 @@ func (c *computation) desired() map[string]want {
 		winner := fs[len(fs)-1]
 		c.problem("duplicate/"+key, since, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonDuplicate, Object: podObject(key), File: winner.Name,
-			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) and ignores the others",
+			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) at each relist, and shadows the others; "+
+				"but a write, chmod or delete of one still acts on the kubelet's watch, and restarts (or stops) the pod until its next relist",
 				key, strings.Join(names, ", "), winner.Name),
 		})
 	}

@@ -7,9 +7,11 @@ import (
 
 // checkDuplicates finds files of one directory that define the same pod.
 // The kubelet's relist replaces its store with the files in byte-wise order,
-// so the last one wins; the others are ignored without a word, which is how
-// an edit to kube-apiserver.yaml goes nowhere while kube-apiserver.yaml.bak
-// runs. files must be in that order.
+// so the last one wins and the others are shadowed at every relist. Its
+// watch still acts on a shadowed file: writing or chmod-ing
+// kube-apiserver.yaml while kube-apiserver.yaml.bak wins runs the edit until
+// the next relist brings the .bak back, and deleting it stops the pod until
+// then. files must be in that order.
 func (c *checker) checkDuplicates(files []File) {
 	winner := map[string]int{}
 	for i, f := range files {
