@@ -461,7 +461,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 			if f != nil && f.Err != nil {
 				why = fmt.Sprintf("%s is invalid: %v, and the kubelet's relist found no other valid manifest in %s", p.File, f.Err, c.opts.Path)
 			}
-			effect = "the kubelet stops it, and starts it again from its last good parse at the next change to a valid manifest"
+			effect = c.atRelistThen("the kubelet stops it", ", and starts it again from its last good parse at the next change to a valid manifest")
 			c.kv.hold(key, p)
 		case f == nil:
 			why = p.File + " was removed"
@@ -552,10 +552,16 @@ func (c *computation) watchless(effect string) string {
 // atRelist says that what the kubelet does, it does at its relist, and
 // whether podwatch saw that relist or stands in for it with its own.
 func (c *computation) atRelist(what string) string {
+	return c.atRelistThen(what, "")
+}
+
+// atRelistThen is atRelist with then, what follows, said before the
+// estimate's caveat, which closes the sentence.
+func (c *computation) atRelistThen(what, then string) string {
 	if !c.estimated {
-		return what + " at its relist"
+		return what + " at its relist" + then
 	}
-	return what + " at its next relist" + c.within() + "; podwatch did not see that relist, so this is the time of its own, an estimate"
+	return what + " at its next relist" + c.within() + then + "; podwatch did not see that relist, so this is the time of its own, an estimate"
 }
 
 // within bounds the wait for the kubelet's next relist, for messages.

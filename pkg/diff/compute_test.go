@@ -276,14 +276,25 @@ func TestTurnsInvalidThenRemovedAtRelist(t *testing.T) {
 func TestEmptyRelistKeepsTheStore(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
 	bad := types.File{Name: "a.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(10 * time.Second)}
+	// The REMOVE happens at the kubelet's relist: at the one podwatch saw,
+	// or, not seeing it, at its own, which it then says is an estimate.
+	seen := snap(true, bad)
+	seen.Time, seen.KubeletRelist = t0.Add(20*time.Second), t0.Add(19*time.Second)
+	chs, _, _ := Compute(st, seen, t0.Add(20*time.Second), testOpts)
+	if rm := removeMessage(chs); !strings.Contains(rm, "the kubelet stops it at its relist, and starts it again from its last good parse") || strings.Contains(rm, "estimate") {
+		t.Fatalf("empty relist the kubelet's, seen: %q", rm)
+	}
 	rs := snap(true, bad)
 	rs.Time = t0.Add(20 * time.Second)
-	chs, st, _ := Compute(st, rs, t0.Add(20*time.Second), testOpts)
+	chs, st, _ = Compute(st, rs, t0.Add(20*time.Second), testOpts)
 	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
 		t.Fatalf("empty relist: [%s]", reasons(chs))
 	}
 	if rm := chs[1]; !strings.Contains(rm.Message, "a.yaml is invalid: line 3: yaml: unexpected end, and the kubelet's relist found no other valid manifest") || len(st.Pods) != 0 {
 		t.Fatalf("empty relist: %q, pods %v", chs[1].Message, st.Pods)
+	}
+	if rm := chs[1].Message; !strings.Contains(rm, "the kubelet stops it at its next relist (within 20s), and starts it again from its last good parse") || !strings.HasSuffix(rm, "so this is the time of its own, an estimate") {
+		t.Fatalf("empty relist podwatch's own: %q", rm)
 	}
 	// A new valid file: the kubelet's store, a.yaml's last good pod in it,
 	// is sent again with it.
