@@ -51,6 +51,29 @@ func (s *stepper) stepEvents(relist bool, events []types.WatchEvent, change map[
 		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, s.now
 		s.files[name] = &g
 	}
+	return s.advance(relist, events, changed)
+}
+
+// chmod is a chmod of each named file, seen as its watch event: the
+// source gives it a new entry with the same content, first seen when it
+// was.
+func (s *stepper) chmod(names ...string) []types.Change {
+	s.t.Helper()
+	s.seq++
+	s.now = s.now.Add(5 * time.Second)
+	var events []types.WatchEvent
+	for _, name := range names {
+		g := *s.files[name]
+		s.files[name] = &g
+		events = append(events, types.WatchEvent{Name: name})
+	}
+	return s.advance(false, events, names)
+}
+
+// advance takes in the stepper's files as snapshot s.seq, with what
+// changed and the events that did it, through every recheck.
+func (s *stepper) advance(relist bool, events []types.WatchEvent, changed []string) []types.Change {
+	s.t.Helper()
 	snap := types.Snapshot{Time: s.now, Seq: s.seq, Relist: relist, Extra: relist && s.extra, Path: "/m", Watch: types.WatchStatus{Up: true}}
 	if !relist {
 		snap.Changed = changed
@@ -377,5 +400,32 @@ func TestKubeletEmacsAutoSave(t *testing.T) {
 	}
 	if got := podOps(s.step(true, nil)); got != "ADD web.yaml~" {
 		t.Errorf("the relist: got %q, want the backup to run", got)
+	}
+}
+
+// A chmod is a watch event the kubelet reads the file on, as on a write
+// (file_linux.go: fsnotify's Chmod is a podModify). On a shadowed file it
+// runs that file's pod until the next relist, which takes the winner back:
+// two restarts. On the winning file, unchanged, it reads the same pod and
+// puts it in its store again: the same pod from the same file, so the same
+// UID, and its config merger (checkAndUpdatePod) finds spec, labels and
+// annotations, its own aside, unchanged: no update, nothing restarts.
+func TestKubeletChmod(t *testing.T) {
+	web, bak := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0)
+	s := newStepper(t)
+	s.step(true, map[string]*types.File{"web.yaml": &web, "web.yaml.bak": &bak})
+	if chs := s.chmod("web.yaml.bak"); len(chs) != 0 {
+		t.Fatalf("chmod of the winner, unchanged: %+v, want nothing", chs)
+	}
+	chs := s.chmod("web.yaml")
+	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "runs it until its next relist") {
+		t.Fatalf("chmod of the shadowed file: %q %v, want the kubelet to run it now", got, chs)
+	}
+	chs = s.step(true, nil)
+	if got := podOps(chs); got != "UPDATE web.yaml.bak" || !strings.Contains(updateMessage(chs), "now from web.yaml.bak (was web.yaml)") {
+		t.Fatalf("the relist after the chmod: %q %v, want the winner back", got, chs)
+	}
+	if chs := s.chmod("web.yaml.bak"); len(chs) != 0 {
+		t.Fatalf("chmod of the winner once back: %+v, want nothing", chs)
 	}
 }
