@@ -64,7 +64,9 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.next = prev.cloneSharingPods()
 	}
 	c.next.base = nil
+	heldUp := c.heldUp(prev.kubelet)
 	c.takeIn(prev.kubelet, inPlace)
+	c.release(heldUp)
 	if c.kv.watchGone && !c.relisted && snap.PathErr == nil {
 		// The kubelet takes in nothing before its next relist: neither
 		// does podwatch, so what it says is what that relist does.
@@ -77,6 +79,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.run()
 		c.sweepAll()
 	}
+	c.settleOwed()
 	c.next.base = c.baseline()
 	return c.changes, c.next, c.recheck
 }
@@ -90,6 +93,42 @@ func (c *computation) takeIn(kv *kubeletView, inPlace bool) {
 	c.relisted, c.estimated = kubeletRelisted(kv, c.snap)
 	c.kv = kv.step(c.snap, c.relisted)
 	c.next.kubelet = c.kv
+}
+
+// heldUp names, per key, the new file whose UPDATE waits to see whether
+// the file goes again at once (see update), as kv's store has it before a
+// relist; nil for any other snapshot.
+func (c *computation) heldUp(kv *kubeletView) map[string]string {
+	if kv == nil || c.snap.PathErr != nil {
+		return nil
+	}
+	if relisted, _ := kubeletRelisted(kv, c.snap); !relisted {
+		return nil
+	}
+	var out map[string]string
+	for name := range kv.born {
+		key, ok := kv.keys[name]
+		if _, waits := c.next.Pending["pod/"+key]; !ok || !waits || kv.store[key] != name {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[key] = name
+	}
+	return out
+}
+
+// release says the UPDATEs held for new files still there at a relist:
+// the file outlived the kubelet's read of it, which ran its pod until this
+// relist. The relist's own change, back to the winner, follows.
+func (c *computation) release(held map[string]string) {
+	for key, name := range held {
+		p, ok := c.next.Pods[key]
+		if f := c.file(name); ok && f != nil && validPod(f) && f.Pod.Key == key && p.File != name {
+			c.update(key, *p, f)
+		}
+	}
 }
 
 // sweepAll forgets what this step found no longer there: pending waits and
@@ -381,6 +420,13 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		return
 	}
 	id := "pod/" + key
+	if at, ok := c.kv.born[f.Name]; ok && fileChanged && !c.snap.Single && !c.settled(id, at) {
+		// A file just created takes the pod: it may be a temp file
+		// renamed over another a moment later, and whether the kubelet
+		// read it first is a race. Held, the UPDATE from the rename's
+		// target says it may have (see onTheWay).
+		return
+	}
 	if contentChanged || restyled {
 		if !c.fresh(id, f) {
 			return
@@ -421,7 +467,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
 	}
-	if way := c.onTheWay(key); way != "" {
+	if way := c.onTheWay(key, p.File, ""); way != "" {
 		parts = append(parts, way)
 	}
 	if !c.snap.Single && shadowed(c.snap.Files, f) {
@@ -440,6 +486,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 }
 
 func (c *computation) remove(key string, p PodState, why string) {
+	unsure := false
 	typ := v1.EventTypeWarning
 	var since time.Time
 	effect := "the kubelet stops it"
@@ -448,6 +495,15 @@ func (c *computation) remove(key string, p PodState, why string) {
 		f := c.file(p.File)
 		by, dropped := c.kv.dropped[key]
 		switch {
+		case dropped && by != p.File && c.young(by):
+			// The kubelet took by in only if it read it before it went,
+			// a race: podwatch never said it did. The REMOVE waits; a
+			// file that gives the pod back meanwhile makes it an UPDATE
+			// that says so.
+			file = by
+			why = fmt.Sprintf("%s was removed, new and gone within %s; if the kubelet's watch read it first (a race podwatch cannot see), it drops the pod that name last gave it, though it ran from %s", by, c.opts.SettleDelay, p.File)
+			c.kv.owe(key, by)
+			unsure = true
 		case dropped && by != p.File:
 			// The kubelet drops the pod a deleted name last gave, though
 			// it ran from another file.
@@ -482,7 +538,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 			effect = c.atRelist("the kubelet stops it")
 		}
 	}
-	if way := c.onTheWay(key); way != "" {
+	if way := c.onTheWay(key, p.File, c.kv.dropped[key]); way != "" {
 		why += "; " + way
 	}
 	if _, ok := c.kv.dropped[key]; ok {
@@ -494,7 +550,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	}
 	// A pod a deleted name took with it is gone at once, not the end of
 	// an editor's save: the kubelet stops it on the event.
-	if by, ok := c.kv.dropped[key]; (!ok || by == p.File) && !c.settled("pod/"+key, since) {
+	if by, ok := c.kv.dropped[key]; (!ok || by == p.File || unsure) && !c.settled("pod/"+key, since) {
 		return
 	}
 	c.ownPods()
@@ -508,13 +564,59 @@ func (c *computation) remove(key string, p PodState, why string) {
 
 // onTheWay says which files the step's watch events gave key's pod before
 // the one it ends with (see kubeletView.passed): each a restart the
-// kubelet's sync loop may be told of; "" for none.
-func (c *computation) onTheWay(key string) string {
+// kubelet's sync loop may be told of; "" for none. It names too the files
+// the kubelet may have read on the way, a race podwatch cannot see: those
+// the view owes key (an unread file renamed onto its file), and the file
+// the store gave key when the step began, gone from it since, when no
+// message said the pod ran from it (published, its file; except, one the
+// message names already).
+func (c *computation) onTheWay(key, published, except string) string {
 	mid := c.kv.passed[key]
-	if len(mid) == 0 {
+	var may []string
+	for _, name := range c.kv.owed[key] {
+		if name != except && !slices.Contains(mid, name) {
+			may = append(may, name)
+		}
+	}
+	if from := c.kv.from[key]; from != "" && from != published && from != except && !slices.Contains(mid, from) && !slices.Contains(may, from) {
+		may = append(may, from)
+	}
+	if len(mid)+len(may) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("on the way the kubelet's watch took in %s, so it may restart the pod %s before this", strings.Join(mid, ", then "), times(len(mid)))
+	var took []string
+	if len(mid) > 0 {
+		took = append(took, "took in "+strings.Join(mid, ", then "))
+	}
+	if len(may) > 0 {
+		took = append(took, "may have taken in "+strings.Join(may, ", then ")+" (gone again at once: whether it read it first is a race)")
+	}
+	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(mid)+len(may)))
+}
+
+// young says whether name, gone in this step, was created on the watch
+// less than the settle delay before: whether the kubelet read it is a
+// race.
+func (c *computation) young(name string) bool {
+	at, ok := c.kv.goneBorn[name]
+	if !ok {
+		return false
+	}
+	when := c.snap.Time
+	if when.IsZero() {
+		when = c.now
+	}
+	return when.Before(at.Add(c.opts.SettleDelay))
+}
+
+// settleOwed forgets what the view owes a key no change waits for: the
+// change it would have gone with went out, or nothing changed.
+func (c *computation) settleOwed() {
+	for key := range c.kv.owed {
+		if _, ok := c.next.Pending["pod/"+key]; !ok {
+			delete(c.kv.owed, key)
+		}
+	}
 }
 
 // times words n extra restarts.
@@ -662,6 +764,7 @@ func (c *computation) emit(ch types.Change) {
 	if ch.Op != "" {
 		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
 	}
 	c.changes = append(c.changes, ch)
 }

@@ -52,6 +52,27 @@ type kubeletView struct {
 	// held keeps the pods reported removed after an empty relist while
 	// the store still holds them: the next store change brings them back.
 	held map[string]*PodState
+	// The kubelet reads a file when it takes in the file's event, which
+	// may be after the file went or before it was whole: whether it read
+	// a file created and gone again at once (sed -i's temp file, renamed
+	// over the manifest) is a race podwatch cannot see. Until the relist:
+	//   - born holds, per name the watch created (absent from the
+	//     snapshot before), when podwatch first saw its content;
+	//     goneBorn, per step, those of them that went, with that time;
+	//   - unread holds the names the watch wrote that podwatch has not
+	//     read whole (gone before it read them, or read mid-write), and
+	//     lastGone is one gone as the last step's last event, which a
+	//     name moved in at the next step's first may be the rename of;
+	//   - owed holds, per key, the names that may have given its pod on
+	//     the way, which no message has named yet (see
+	//     computation.onTheWay);
+	//   - from holds, per step and per key an event touched, the file the
+	//     store gave it before.
+	born, goneBorn map[string]time.Time
+	unread         map[string]bool
+	lastGone       string
+	owed           map[string][]string
+	from           map[string]string
 	// watchGone: the folder went (moved away or deleted) since podwatch
 	// started. The kubelet's watch went with it for good (fsnotify drops a
 	// watch whose folder is moved or deleted, and the kubelet restarts only
@@ -79,6 +100,8 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed = maps.Clone(v.dropped), maps.Clone(v.passed)
+	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
+	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	return &n
 }
 
@@ -106,7 +129,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.passed = nil, nil
+	v.dropped, v.passed, v.goneBorn, v.from = nil, nil, nil, nil
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
 		// is taken in against the last one read.
@@ -124,6 +147,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 	} else if !v.watchGone && snap.Events != nil && snap.Seq != 0 && snap.Seq == v.seq+1 {
 		v.play(snap)
 	} else if !v.watchGone {
+		v.lastGone = ""
 		// Without the events' order: a name gone goes first, as a
 		// rename's old name leaves before the new one arrives, and a name
 		// gone takes its pod with it (see watchEvent).
@@ -181,17 +205,50 @@ func (v *kubeletView) changed(snap types.Snapshot) []string {
 // before podwatch could read it is left out: whether the kubelet read it
 // first is a race (vim's backup, renamed in and deleted within
 // milliseconds, is mostly gone by then). Where the store gave a key
-// another file on the way to the one it ends with, passed says so.
+// another file on the way to the one it ends with, passed says so; where
+// such a file, unread, was renamed onto the one that gives a key (sed -i's
+// temp file), owed names it: the kubelet may have read it first.
 func (v *kubeletView) play(snap types.Snapshot) {
 	// trail holds, per key an event touched, the file the store gave it
 	// before and after each event ("" for none).
 	trail := map[string][]string{}
+	gone := v.lastGone // an unread name that just went, "" for none
 	for _, ev := range snap.Events {
 		var f *types.File
 		if !ev.Gone {
-			if f = lookup(snap.Files, ev.Name); f == nil {
+			f = lookup(snap.Files, ev.Name)
+			if gone != "" && gone != ev.Name && f != nil && validPod(f) {
+				// Moved in just as the unread name went: a rename, whose
+				// target podwatch read holds what the kubelet may have
+				// read from the name before.
+				v.owe(f.Pod.Key, gone)
+			}
+			gone = ""
+			if f == nil || !f.Complete {
+				// Not read whole: the kubelet may have read a valid pod
+				// from it that podwatch never saw.
+				if v.unread == nil {
+					v.unread = map[string]bool{}
+				}
+				v.unread[ev.Name] = true
+			} else {
+				delete(v.unread, ev.Name)
+			}
+			if f == nil {
 				continue
 			}
+			if lookup(v.files, ev.Name) == nil && v.born[ev.Name].IsZero() {
+				if v.born == nil {
+					v.born = map[string]time.Time{}
+				}
+				v.born[ev.Name] = f.ChangedAt
+			}
+		} else {
+			gone = ""
+			if _, known := v.keys[ev.Name]; v.unread[ev.Name] && !known {
+				gone = ev.Name
+			}
+			delete(v.unread, ev.Name)
 		}
 		key, ok := v.keys[ev.Name]
 		if f != nil && validPod(f) {
@@ -203,6 +260,15 @@ func (v *kubeletView) play(snap types.Snapshot) {
 		v.watchEvent(ev.Name, f)
 		if t := trail[key]; ok && t[len(t)-1] != v.store[key] {
 			trail[key] = append(t, v.store[key])
+		}
+	}
+	v.lastGone = gone
+	for key, t := range trail {
+		if t[0] != "" && t[0] != t[len(t)-1] {
+			if v.from == nil {
+				v.from = map[string]string{}
+			}
+			v.from[key] = t[0]
 		}
 	}
 	for key, t := range trail {
@@ -231,11 +297,29 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	}
 }
 
+// owe notes name as one that may have given key's pod on the way.
+func (v *kubeletView) owe(key, name string) {
+	if slices.Contains(v.owed[key], name) {
+		return
+	}
+	if v.owed == nil {
+		v.owed = map[string][]string{}
+	}
+	v.owed[key] = append(slices.Clip(v.owed[key]), name)
+}
+
 // watchEvent is the kubelet's handling of a watch event for name, which
 // now is f (nil when gone).
 func (v *kubeletView) watchEvent(name string, f *types.File) {
 	switch {
 	case f == nil:
+		if at, ok := v.born[name]; ok {
+			if v.goneBorn == nil {
+				v.goneBorn = map[string]time.Time{}
+			}
+			v.goneBorn[name] = at
+			delete(v.born, name)
+		}
 		key, ok := v.keys[name]
 		if !ok {
 			return
@@ -285,6 +369,9 @@ func (v *kubeletView) took(name, key string) {
 
 // replace is the kubelet's relist of snap's folder.
 func (v *kubeletView) replace(snap types.Snapshot) {
+	// The relist read every file: what the watch may have read before is
+	// what this relist replaces.
+	v.born, v.unread, v.owed, v.lastGone = nil, nil, nil, ""
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
 		return

@@ -384,10 +384,12 @@ func TestEditorsScripted(t *testing.T) {
 	}
 }
 
-// TestEditorRealSedInPlace runs the real sed -i: one UPDATE; or, when
-// podwatch sees sed's temporary file (sedXXXXXX, no leading dot) before the
-// rename, what the kubelet does when it reads it too (seen in the real-
-// kubelet suite): the pod from that file, then from x.yaml again.
+// TestEditorRealSedInPlace runs the real sed -i: one UPDATE, which says
+// the pod may restart once more before it, naming sed's temporary file
+// (sedXXXXXX, no leading dot): whether the kubelet read that file before
+// the rename (then it ran the pod from it, dropped it as the name went, and
+// started it from x.yaml) is a race podwatch cannot see, so it never says
+// two restarts for certain.
 func TestEditorRealSedInPlace(t *testing.T) {
 	sed, err := exec.LookPath("sed")
 	if err != nil {
@@ -401,15 +403,12 @@ func TestEditorRealSedInPlace(t *testing.T) {
 		t.Fatalf("sed -i: %v: %s", err, out)
 	}
 	evs := a.quiesce()
-	added := editorExpect{reason: "StaticPodAdded", substr: "x.yaml: static pod kube-system/web-node-1 added"}
-	direct := exactly(evs, []editorExpect{added, {reason: "StaticPodUpdated", substr: "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29"}})
-	viaTemp := exactly(evs, []editorExpect{added,
-		{reason: "StaticPodUpdated", substr: "spec.containers[web].image: nginx:1.28 -> nginx:1.29; now from sed"},
-		{reason: "StaticPodUpdated", substr: "x.yaml: now from x.yaml (was sed"},
-	})
-	if len(direct) > 0 && len(viaTemp) > 0 {
-		t.Fatalf("neither one UPDATE:\n%s\nnor the temporary file's two:\n%s\nevents:\n%s",
-			strings.Join(direct, "\n"), strings.Join(viaTemp, "\n"), listEvents(evs))
+	want := []editorExpect{
+		{reason: "StaticPodAdded", substr: "x.yaml: static pod kube-system/web-node-1 added"},
+		{reason: "StaticPodUpdated", substr: "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29 ... may have taken in sed ... may restart the pod once more before this"},
+	}
+	if miss := exactly(evs, want); len(miss) > 0 {
+		t.Fatalf("want one UPDATE that names sed's temporary file as a maybe:\n%s\nevents:\n%s", strings.Join(miss, "\n"), listEvents(evs))
 	}
 }
 

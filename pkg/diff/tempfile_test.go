@@ -1,0 +1,197 @@
+package diff
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// sedSteps feeds numbered snapshots at the times given, one Advance each,
+// so that a test sees what is said before a recheck comes due.
+type sedSteps struct {
+	t   *testing.T
+	st  State
+	seq uint64
+}
+
+// at takes in a snapshot of files at now, made by events (Changed being
+// the names they touch), and returns what Advance says and its recheck.
+func (q *sedSteps) at(now time.Time, relist bool, events []types.WatchEvent, files ...types.File) ([]types.Change, time.Time) {
+	q.t.Helper()
+	q.seq++
+	snap := types.Snapshot{Time: now, Seq: q.seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: ptrs(files)}
+	if !relist {
+		snap.Events = events
+		snap.Changed = []string{}
+		for _, ev := range events {
+			snap.Changed = append(snap.Changed, ev.Name)
+		}
+		slices.Sort(snap.Changed)
+		snap.Changed = slices.Compact(snap.Changed)
+	}
+	return Advance(&q.st, snap, now, testOpts)
+}
+
+// rest runs the rechecks of the last snapshot until none is asked for.
+func (q *sedSteps) rest(now, recheck time.Time, files ...types.File) []types.Change {
+	q.t.Helper()
+	snap := types.Snapshot{Time: now, Seq: q.seq, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: ptrs(files), Changed: []string{}, Events: []types.WatchEvent{}}
+	var chs []types.Change
+	for !recheck.IsZero() {
+		var more []types.Change
+		more, recheck = Advance(&q.st, snap, recheck, testOpts)
+		chs = append(chs, more...)
+	}
+	return chs
+}
+
+// sed -i writes sedXXXXXX beside the manifest and renames it over it. The
+// kubelet reads the temp file if it takes in one of its events before the
+// rename: then it runs the pod from it, drops it as the name goes, and
+// starts it from web.yaml (two restarts); otherwise it restarts the pod
+// once. podwatch cannot tell which, however the events fall into its
+// snapshots: it says one UPDATE that may be preceded by one more restart,
+// naming the temp file, and never the two restarts as certain.
+func TestSedTempFile(t *testing.T) {
+	const tmp = "sedQ3xZ9a"
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	may := "may have taken in " + tmp
+	once := "so it may restart the pod once more before this"
+	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
+	start := func(t *testing.T) *sedSteps {
+		q := &sedSteps{t: t}
+		if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
+			t.Fatalf("first list: %q", podOps(chs))
+		}
+		return q
+	}
+	// oneUpdate checks chs hold just the one UPDATE from web.yaml, img:2,
+	// that names the temp file as a maybe.
+	oneUpdate := func(t *testing.T, what string, chs []types.Change) {
+		t.Helper()
+		if got := podOps(chs); got != "UPDATE web.yaml" {
+			t.Fatalf("%s: %q, want one UPDATE web.yaml\n%+v", what, got, chs)
+		}
+		m := updateMessage(chs)
+		if !strings.Contains(m, "img:1 -> img:2") || !strings.Contains(m, may) || !strings.Contains(m, once) || strings.Contains(m, "now from") {
+			t.Fatalf("%s: %q, want img:1 -> img:2 with %q and %q", what, m, may, once)
+		}
+	}
+
+	t.Run("one snapshot", func(t *testing.T) {
+		q := start(t)
+		web := valid("web.yaml", pod("web", "img:2"), at(20))
+		chs, recheck := q.at(at(20), false, []types.WatchEvent{wrote(tmp), gone(tmp), wrote("web.yaml")}, web)
+		chs = append(chs, q.rest(at(20), recheck, web)...)
+		oneUpdate(t, "the temp file unread", chs)
+	})
+
+	t.Run("temp file read whole, renamed in the next", func(t *testing.T) {
+		q := start(t)
+		sed := valid(tmp, pod("web", "img:2"), at(0))
+		chs, recheck := q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
+		if len(chs) != 0 || recheck.IsZero() {
+			t.Fatalf("the temp file new and whole: %q, recheck %v; want the UPDATE held", podOps(chs), recheck)
+		}
+		web := valid("web.yaml", pod("web", "img:2"), at(15))
+		chs, recheck = q.at(at(15), false, []types.WatchEvent{gone(tmp), wrote("web.yaml")}, web)
+		chs = append(chs, q.rest(at(15), recheck, web)...)
+		oneUpdate(t, "renamed", chs)
+	})
+
+	t.Run("temp file read mid-write, renamed in the next", func(t *testing.T) {
+		q := start(t)
+		half := types.File{Name: tmp, Path: "/m/" + tmp, Err: errString("yaml: line 4: did not find expected key"), ChangedAt: at(0)}
+		if chs, _ := q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, half, v1f); podOps(chs) != "" {
+			t.Fatalf("half a temp file: %q", podOps(chs))
+		}
+		web := valid("web.yaml", pod("web", "img:2"), at(15))
+		chs, recheck := q.at(at(15), false, []types.WatchEvent{gone(tmp), wrote("web.yaml")}, web)
+		chs = append(chs, q.rest(at(15), recheck, web)...)
+		oneUpdate(t, "renamed after a partial read", chs)
+	})
+
+	t.Run("the rename's two events in two snapshots", func(t *testing.T) {
+		q := start(t)
+		sed := valid(tmp, pod("web", "img:2"), at(0))
+		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
+		chs, _ := q.at(at(10), false, []types.WatchEvent{gone(tmp)}, v1f)
+		if len(chs) != 0 {
+			t.Fatalf("the temp file gone: %q, want the REMOVE held: the kubelet may never have read it\n%+v", podOps(chs), chs)
+		}
+		web := valid("web.yaml", pod("web", "img:2"), at(12))
+		chs, recheck := q.at(at(12), false, []types.WatchEvent{wrote("web.yaml")}, web)
+		chs = append(chs, q.rest(at(12), recheck, web)...)
+		oneUpdate(t, "moved in", chs)
+		// The relist finds web.yaml alone: nothing more.
+		if chs, _ := q.at(at(20_000), true, nil, web); len(chs) != 0 {
+			t.Fatalf("the relist after: %q", podOps(chs))
+		}
+	})
+
+	t.Run("gone unread, the target moved in next", func(t *testing.T) {
+		q := start(t)
+		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, v1f)
+		q.at(at(5), false, []types.WatchEvent{gone(tmp)}, v1f)
+		web := valid("web.yaml", pod("web", "img:2"), at(6))
+		chs, recheck := q.at(at(6), false, []types.WatchEvent{wrote("web.yaml")}, web)
+		chs = append(chs, q.rest(at(6), recheck, web)...)
+		oneUpdate(t, "moved in after the unread name went", chs)
+	})
+
+	// A new file that takes the pod and goes, with nothing to give the
+	// pod back: the REMOVE is said once it settled, as an if.
+	t.Run("gone for good", func(t *testing.T) {
+		q := start(t)
+		sed := valid(tmp, pod("web", "img:2"), at(0))
+		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
+		chs, recheck := q.at(at(10), false, []types.WatchEvent{gone(tmp)}, v1f)
+		chs = append(chs, q.rest(at(10), recheck, v1f)...)
+		m := removeMessage(chs)
+		if podOps(chs) != "REMOVE "+tmp || !strings.Contains(m, "if the kubelet's watch read it first") || strings.Contains(m, may) {
+			t.Fatalf("the temp file gone for good: %q %q", podOps(chs), m)
+		}
+	})
+
+	// A relist while the new file's UPDATE waits: the file outlived the
+	// kubelet's read, which ran its pod until this relist took the winner
+	// back; both restarts are said.
+	t.Run("a relist while held", func(t *testing.T) {
+		q := start(t)
+		early := valid("a.yaml", pod("web", "img:2"), at(0))
+		if chs, _ := q.at(at(0), false, []types.WatchEvent{wrote("a.yaml")}, early, v1f); len(chs) != 0 {
+			t.Fatalf("the new file: %q, want it held", podOps(chs))
+		}
+		chs, recheck := q.at(at(500), true, nil, early, v1f)
+		chs = append(chs, q.rest(at(500), recheck, early, v1f)...)
+		if got := podOps(chs); got != "UPDATE a.yaml, UPDATE web.yaml" || !strings.Contains(chs[1].Message, "now from web.yaml (was a.yaml)") {
+			t.Fatalf("the relist: %q, want the held UPDATE and the one back\n%+v", got, chs)
+		}
+	})
+
+	// A new file that stays past the settle delay: the kubelet read it,
+	// and the UPDATE to it, and the one back, are certain.
+	t.Run("a new file that stays", func(t *testing.T) {
+		q := start(t)
+		bak := valid("a.yaml", pod("web", "img:2"), at(0))
+		chs, recheck := q.at(at(0), false, []types.WatchEvent{wrote("a.yaml")}, bak, v1f)
+		chs = append(chs, q.rest(at(0), recheck, bak, v1f)...)
+		if m := updateMessage(chs); podOps(chs) != "UPDATE a.yaml" || !strings.Contains(m, "now from a.yaml (was web.yaml)") || strings.Contains(m, "may have") {
+			t.Fatalf("a new file that stays: %q %q", podOps(chs), m)
+		}
+		chs, recheck = q.at(at(5000), false, []types.WatchEvent{gone("a.yaml")}, v1f)
+		chs = append(chs, q.rest(at(5000), recheck, v1f)...)
+		if m := removeMessage(chs); podOps(chs) != "REMOVE a.yaml" || strings.Contains(m, "if the kubelet") {
+			t.Fatalf("the new file deleted later: %q %q", podOps(chs), m)
+		}
+	})
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
