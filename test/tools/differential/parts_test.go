@@ -1,36 +1,31 @@
 package differential
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-func fixtures(names ...string) func(string) ([]byte, error) {
-	return func(name string) ([]byte, error) {
-		for _, n := range names {
-			if n == name {
-				return []byte("content of " + name), nil
-			}
-		}
-		return nil, os.ErrNotExist
-	}
+// archive is a scenario whose fixtures one and two are one-line files.
+func archive(script string) []byte {
+	return []byte(script + "-- one --\ncontent of one\n-- two --\ncontent of two\n")
 }
 
 func TestParseSplitsAtStart(t *testing.T) {
-	sc, err := Parse("s", []byte(`# comment
-install a.yaml one
+	sc, err := Parse("s", archive(`# comment
+write one as a.yaml
 known-disagreement:  a reason
 start
 
 rename a.yaml b.yaml
 settle
-write b.yaml two
+write two as .b.yaml.tmp
+rename .b.yaml.tmp b.yaml
 remove b.yaml
 relist
-`), fixtures("one", "two"))
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,22 +36,22 @@ relist
 		}
 		return strings.Join(out, " ")
 	}
-	if got, want := ops(sc.Setup), "2:install[a.yaml one]"; got != want {
+	if got, want := ops(sc.Setup), "2:write[a.yaml one]"; got != want {
 		t.Errorf("setup = %s, want %s", got, want)
 	}
-	if got, want := ops(sc.Steps), "6:rename[a.yaml b.yaml] 7:settle[] 8:write[b.yaml two] 9:remove[b.yaml] 10:relist[]"; got != want {
+	if got, want := ops(sc.Steps), "6:rename[a.yaml b.yaml] 7:settle[] 8:write[.b.yaml.tmp two] 9:rename[.b.yaml.tmp b.yaml] 10:remove[b.yaml] 11:relist[]"; got != want {
 		t.Errorf("steps = %s, want %s", got, want)
 	}
 	if sc.KnownDisagreement != "a reason" {
 		t.Errorf("known disagreement = %q", sc.KnownDisagreement)
 	}
-	if string(sc.Fixtures["two"]) != "content of two" || len(sc.Fixtures) != 2 {
+	if string(sc.Fixtures["two"]) != "content of two\n" || len(sc.Fixtures) != 2 {
 		t.Errorf("fixtures = %q", sc.Fixtures)
 	}
 }
 
 func TestParseWithoutStartWatchesFromTheFirstStep(t *testing.T) {
-	sc, err := Parse("s", []byte("install a.yaml one\nsettle\n"), fixtures("one"))
+	sc, err := Parse("s", archive("write one as a.yaml\nsettle\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,23 +62,56 @@ func TestParseWithoutStartWatchesFromTheFirstStep(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	for _, tc := range []struct{ script, want string }{
-		{"install a.yaml one\nfrobnicate\nsettle\n", `line 2: bad step "frobnicate"`},
-		{"install a.yaml\nsettle\n", "line 1: bad step"},
-		{"install a.yaml one\nsettle x\n", "line 2: bad step"},
-		{"install a.yaml missing\nsettle\n", "line 1: fixture missing"},
-		{"install ../a.yaml one\nsettle\n", "want a plain file name"},
-		{"install .a.yaml one\nsettle\n", "want a plain file name"},
-		{"remove 00-harness-m000.yaml\nsettle\n", "want a plain file name"},
-		{"install a.yaml one\nsettle\nremove a.yaml\n", "line 3: the last step must be settle or relist"},
-		{"install a.yaml one\nsettle\nstart\nsettle\n", "line 2: settle before start"},
+		{"write one as a.yaml\nfrobnicate\nsettle\n", `line 2: unknown step "frobnicate"`},
+		{"frob: x\nwrite one as a.yaml\nsettle\n", `line 1: unknown line "frob: x"`},
+		// A step this harness does not know fails even beside one it
+		// leaves to the real kubelet: it is not skipped unread.
+		{"sed s/a/b/ a.yaml\nfrobnicate\nsettle\n", `line 2: unknown step "frobnicate"`},
+		{"write one a.yaml\nsettle\n", "line 1: bad step"},
+		{"write one as\nsettle\n", "line 1: bad step"},
+		{"write one as a.yaml\nsettle x\n", "line 2: bad step"},
+		{"write missing as a.yaml\nsettle\n", `line 1: no fixture "missing"`},
+		{"write one as ../a.yaml\nsettle\n", "want a file name in the folder"},
+		{"write one as a.yaml\nrename a.yaml ..\nsettle\n", "want a file name in the folder"},
+		{"remove !harness-m000.yaml\nsettle\n", "sorts after !harness-"},
+		{"write one as !a.yaml\nsettle\n", "sorts after !harness-"},
+		{"write one as a.yaml\nsettle\nremove a.yaml\n", "line 3: the last step must be settle or relist"},
+		{"write one as a.yaml\nsettle\nstart\nsettle\n", "line 2: settle before start"},
 		{"start\nstart\nsettle\n", "line 2: start twice"},
 		{"# nothing\n", "no steps"},
-		{"known-disagreement: a\nknown-disagreement: b\ninstall a.yaml one\nsettle\n", "line 2: one known-disagreement"},
-		{"known-disagreement:\ninstall a.yaml one\nsettle\n", "line 1: one known-disagreement"},
+		{"known-disagreement: a\nknown-disagreement: b\nwrite one as a.yaml\nsettle\n", "line 2: one known-disagreement"},
+		{"known-disagreement:\nwrite one as a.yaml\nsettle\n", "line 1: one known-disagreement"},
 	} {
-		_, err := Parse("s", []byte(tc.script), fixtures("one"))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := Parse("s", archive(tc.script))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrKubeletOnly) {
 			t.Errorf("%q: err = %v, want %q", tc.script, err, tc.want)
+		}
+	}
+}
+
+// A scenario with a step or line that only the real kubelet plays is told
+// apart from a malformed one, and says what it has.
+func TestParseLeavesKubeletOnlyScenarios(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{"write one as a.yaml\nsettle\nsed s/1/2/ a.yaml\nsettle\n", "sed"},
+		{"runs: 20\noutcome: x\noutcome: y\nwrite one as a.yaml\nsettle\n", "outcome:, runs:"},
+		{"kubelet: own\nwrite one as a.yaml\nsettle\nremove-folder\nmake-folder\nsettle\n", "kubelet:, make-folder, remove-folder"},
+		{"write one as a.yaml\nchmod 0600 a.yaml\nsettle\n", "chmod"},
+	} {
+		_, err := Parse("s", archive(tc.script))
+		if !errors.Is(err, ErrKubeletOnly) || !strings.HasSuffix(err.Error(), ": "+tc.want) {
+			t.Errorf("%q: err = %v, want ErrKubeletOnly naming %s", tc.script, err, tc.want)
+		}
+	}
+}
+
+// Every scenario file reads, without the kubelet: a malformed one, or one
+// of the real kubelet's with a step neither suite's list names here, fails
+// where TestDifferential would take longer to say so.
+func TestScenariosLoad(t *testing.T) {
+	for _, p := range loadScenarios(t) {
+		if len(p.sc.Fixtures) == 0 {
+			t.Errorf("%s: no fixtures", p.path)
 		}
 	}
 }

@@ -16,10 +16,11 @@ import (
 // marker it has acted on every step before it. They live in a namespace of
 // their own, which scenarios never use, and are left out of the results.
 // Their files sort before any scenario file, so a relist reads the first
-// marker before anything else.
+// marker before anything else: '!' sorts before the '#' of emacs's
+// auto-save files and the digits of kubeadm's.
 const (
 	markerNamespace  = "podwatch-harness"
-	markerFilePrefix = "00-harness-"
+	markerFilePrefix = "!harness-"
 )
 
 // Options configure Run.
@@ -110,8 +111,6 @@ func (h *harness) path(name string) string { return filepath.Join(h.opts.Dir, na
 
 func (h *harness) apply(st Step) error {
 	switch st.Op {
-	case "install":
-		return install(h.path(st.Args[0]), h.sc.Fixtures[st.Args[1]])
 	case "write":
 		return os.WriteFile(h.path(st.Args[0]), h.sc.Fixtures[st.Args[1]], 0o600)
 	case "rename":

@@ -1,38 +1,50 @@
 package differential
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"golang.org/x/tools/txtar"
 )
 
-// A scenario file (testdata/scenarios/NAME.txt) holds one step per line;
-// blank lines and lines starting with '#' are comments.
+// A scenario is a txtar archive in the real-kubelet suite's language
+// (kubelet/scenario_test.go), so that one file serves both harnesses: its
+// comment holds the steps, one a line ('#' starts a comment), and its files
+// are the fixtures the steps write. This harness plays these steps:
 //
-//	known-disagreement: REASON  podwatch is known to disagree today; report, don't fail
-//	install NAME FIXTURE        write FIXTURE to a dot file, rename(2) it onto NAME
-//	write NAME FIXTURE          rewrite NAME in place: open(O_TRUNC), one write, close
-//	rename OLD NEW              rename(2)
-//	remove NAME                 unlink(2)
-//	start                       start both sources (implied before the first step
-//	                            when absent); steps before it prepare the folder
-//	settle                      wait until both sides have acted on every step so
-//	                            far: ends a phase
-//	relist                      wait until both sides have listed the folder in
-//	                            full, then settle
+//	write FIXTURE as NAME   rewrite NAME in place: open(O_TRUNC), one write, close
+//	rename OLD NEW          rename(2)
+//	remove NAME             unlink(2)
+//	settle                  wait until both sides have acted on every step so
+//	                        far: ends a phase
+//	relist                  wait until both sides have listed the folder in
+//	                        full, then settle
+//	start                   start both sources (implied before the first step
+//	                        when absent); steps before it prepare the folder.
+//	                        Only this harness has it: its scenarios live in
+//	                        testdata/scenarios
 //
-// FIXTURE names testdata/fixtures/FIXTURE.yaml. Verdicts are compared phase
-// by phase, so a scenario ends with settle or relist; the listing at start
-// is phase 0.
+// and reads known-disagreement: REASON, which says podwatch is known to
+// disagree with the real kubelet (see TestDifferential for what it means
+// here).
+//
+// The other steps and lines of the language are the real kubelet's alone:
+// a scenario that has one is not played here (Parse says ErrKubeletOnly). A
+// step or line in neither list is an error, so that a new one is added to
+// one list or the other, not skipped unread.
+//
+// Verdicts are compared phase by phase, so a scenario ends with settle or
+// relist; the listing at start is phase 0.
 
 // Step is one line of a scenario.
 type Step struct {
 	Line int
 	Op   string
+	// Args are the file names first: write's are NAME, FIXTURE.
 	Args []string
 }
 
@@ -40,97 +52,124 @@ type Step struct {
 type Scenario struct {
 	Name string
 	// KnownDisagreement says why podwatch is expected to disagree with the
-	// kubelet today; empty when it must agree.
+	// real kubelet today; empty when it must agree.
 	KnownDisagreement string
 	// Setup runs before the sources start, Steps after.
 	Setup, Steps []Step
-	// Fixtures holds the content of every fixture the steps name.
+	// Fixtures holds the archive's files by name.
 	Fixtures map[string][]byte
 }
 
-// stepArity is the number of arguments op takes; false for no such step.
-func stepArity(op string) (int, bool) {
-	switch op {
-	case "install", "write", "rename":
-		return 2, true
-	case "remove":
-		return 1, true
-	case "start", "settle", "relist":
-		return 0, true
-	}
-	return 0, false
+// ErrKubeletOnly is wrapped by Parse's error for a scenario that uses a step
+// or line that only the real-kubelet suite plays.
+var ErrKubeletOnly = errors.New("only the real-kubelet suite plays it")
+
+// played are the steps this harness plays, with their number of arguments
+// (write's includes its "as").
+var played = map[string]int{"write": 3, "rename": 2, "remove": 1, "settle": 0, "relist": 0, "start": 0}
+
+// kubeletOnly are the steps and lines of the real-kubelet suite that this
+// harness does not play: they need the real tools (sed, cp), a slow writer
+// or a wait whose outcome is a race (runs, outcome), or the kubelet's own
+// folder and relist phase, or what an in-process file source has no part
+// of (symlink, chmod).
+var kubeletOnly = map[string]bool{
+	"symlink": true, "sed": true, "cp": true, "chunks": true, "chmod": true,
+	"move-folder": true, "remove-folder": true, "make-folder": true,
+	"phase-known": true, "hold": true,
+	"runs:": true, "outcome:": true, "kubelet:": true,
 }
 
 const knownPrefix = "known-disagreement:"
 
-// Load parses the scenario at path, reading its fixtures from fixtureDir.
-func Load(path, fixtureDir string) (*Scenario, error) {
+// Load parses the scenario at path.
+func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := Parse(strings.TrimSuffix(filepath.Base(path), ".txt"), data, func(name string) ([]byte, error) {
-		return os.ReadFile(filepath.Join(fixtureDir, name+".yaml"))
-	})
+	sc, err := Parse(strings.TrimSuffix(filepath.Base(path), ".txtar"), data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return sc, nil
 }
 
-// Parse parses a scenario's text; fixture reads a fixture by name.
-func Parse(name string, data []byte, fixture func(string) ([]byte, error)) (*Scenario, error) {
+// Parse parses a scenario's archive.
+func Parse(name string, data []byte) (*Scenario, error) {
+	a := txtar.Parse(data)
 	sc := &Scenario{Name: name, Fixtures: map[string][]byte{}}
-	var steps []Step
-	start := -1 // index of the start step in steps
-	lines := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; lines.Scan(); n++ {
-		line := strings.TrimSpace(lines.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+	for _, f := range a.Files {
+		sc.Fixtures[f.Name] = f.Data
+	}
+	var other []string // what only the real kubelet plays
+	steps := 0
+	var parsed []Step
+	start := -1 // index of the start step in parsed
+	for i, l := range strings.Split(string(a.Comment), "\n") {
+		n := i + 1
+		fields := strings.Fields(l)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		if reason, ok := strings.CutPrefix(line, knownPrefix); ok {
-			reason = strings.TrimSpace(reason)
-			if reason == "" || sc.KnownDisagreement != "" {
-				return nil, fmt.Errorf("line %d: one %s with a reason per scenario", n, knownPrefix)
+		if key, val, ok := strings.Cut(l, ":"); ok && !strings.ContainsAny(key, " \t") {
+			switch {
+			case key+":" == knownPrefix:
+				if val = strings.TrimSpace(val); val == "" || sc.KnownDisagreement != "" {
+					return nil, fmt.Errorf("line %d: one %s with a reason per scenario", n, knownPrefix)
+				}
+				sc.KnownDisagreement = val
+			case kubeletOnly[key+":"]:
+				other = append(other, key+":")
+			default:
+				return nil, fmt.Errorf("line %d: unknown line %q: add it to played or kubeletOnly", n, l)
 			}
-			sc.KnownDisagreement = reason
 			continue
 		}
-		fields := strings.Fields(line)
 		st := Step{Line: n, Op: fields[0], Args: fields[1:]}
-		if want, ok := stepArity(st.Op); !ok || len(st.Args) != want {
-			return nil, fmt.Errorf("line %d: bad step %q", n, line)
+		if kubeletOnly[st.Op] {
+			other = append(other, st.Op)
+			continue
+		}
+		want, ok := played[st.Op]
+		if !ok {
+			return nil, fmt.Errorf("line %d: unknown step %q: add it to played or kubeletOnly", n, l)
+		}
+		if len(st.Args) != want || (st.Op == "write" && st.Args[1] != "as") {
+			return nil, fmt.Errorf("line %d: bad step %q", n, l)
+		}
+		if st.Op == "write" {
+			st.Args = []string{st.Args[2], st.Args[0]}
+			if _, ok := sc.Fixtures[st.Args[1]]; !ok {
+				return nil, fmt.Errorf("line %d: no fixture %q in the archive", n, st.Args[1])
+			}
 		}
 		if err := checkNames(st); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if st.Op == "install" || st.Op == "write" {
-			if err := sc.loadFixture(st.Args[1], fixture); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n, err)
-			}
-		}
+		steps++
 		if st.Op == "start" {
 			if start >= 0 {
 				return nil, fmt.Errorf("line %d: start twice", n)
 			}
-			start = len(steps)
+			start = len(parsed)
 			continue
 		}
-		steps = append(steps, st)
+		parsed = append(parsed, st)
 	}
-	if err := lines.Err(); err != nil {
-		return nil, err
+	if len(other) > 0 {
+		slices.Sort(other)
+		return nil, fmt.Errorf("%w: %s", ErrKubeletOnly, strings.Join(slices.Compact(other), ", "))
 	}
 	// Without start, everything happens to a watched, empty folder.
-	sc.Setup, sc.Steps = steps[:max(start, 0)], steps[max(start, 0):]
+	sc.Setup, sc.Steps = parsed[:max(start, 0)], parsed[max(start, 0):]
 	for _, st := range sc.Setup {
 		if st.Op == "settle" || st.Op == "relist" {
 			// Markers in a folder nobody watches yet would prove nothing.
 			return nil, fmt.Errorf("line %d: %s before start", st.Line, st.Op)
 		}
 	}
-	if len(sc.Setup)+len(sc.Steps) == 0 {
+	if steps == 0 {
 		return nil, errors.New("no steps")
 	}
 	if k := len(sc.Steps); k > 0 && sc.Steps[k-1].Op != "settle" && sc.Steps[k-1].Op != "relist" {
@@ -139,35 +178,20 @@ func Parse(name string, data []byte, fixture func(string) ([]byte, error)) (*Sce
 	return sc, nil
 }
 
-func (sc *Scenario) loadFixture(name string, fixture func(string) ([]byte, error)) error {
-	if _, ok := sc.Fixtures[name]; ok {
-		return nil
-	}
-	if name != filepath.Base(name) {
-		return fmt.Errorf("fixture %q is not a plain name", name)
-	}
-	data, err := fixture(name)
-	if err != nil {
-		return fmt.Errorf("fixture %s: %w", name, err)
-	}
-	sc.Fixtures[name] = data
-	return nil
-}
-
-// checkNames keeps steps to plain file names in the folder, off the dot
-// files (the kubelet ignores them, and install uses them) and off the
-// harness's own marker files.
+// checkNames keeps steps to file names in the folder that sort after the
+// harness's own marker files, which a relist must read first. Dot files,
+// which both sides ignore, are fine: editors save through them.
 func checkNames(st Step) error {
 	var names []string
 	switch st.Op {
-	case "install", "write", "remove":
+	case "write", "remove":
 		names = st.Args[:1]
 	case "rename":
 		names = st.Args
 	}
 	for _, n := range names {
-		if n != filepath.Base(n) || strings.HasPrefix(n, ".") || strings.HasPrefix(n, markerFilePrefix) {
-			return fmt.Errorf("%q: want a plain file name, not a dot file or %s*", n, markerFilePrefix)
+		if n != filepath.Base(n) || n == "." || n == ".." || (!strings.HasPrefix(n, ".") && (n <= markerFilePrefix || strings.HasPrefix(n, markerFilePrefix))) {
+			return fmt.Errorf("%q: want a file name in the folder that sorts after %s*", n, markerFilePrefix)
 		}
 	}
 	return nil
