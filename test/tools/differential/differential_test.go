@@ -216,6 +216,11 @@ func TestDifferential(t *testing.T) {
 					return fmt.Sprintf("kubelet:  %s\npodwatch: %s\nkubelet ops: %+v\npodwatch ops: %+v\nnotes: %q",
 						rows[i].kubelet, rows[i].podwatch, res.Kubelet, res.Podwatch, res.Notes)
 				}
+				if len(rows[i].words) == 0 {
+					// Both sides saying nothing agree, and prove nothing:
+					// a pod the kubelet finds invalid is one.
+					t.Errorf("the kubelet did nothing with any pod\n%s", detail())
+				}
 				switch {
 				case agree && sc.KnownDisagreement != "":
 					// The declaration is about the real kubelet, whose
