@@ -27,10 +27,20 @@
 //     the node's, but podwatch sees a file a moment after the kubelet may
 //     have, so "after" allows createdSlack.
 //   - metadata.uid set and that pod already running (an in-place update):
-//     the kubelet restarts only the containers whose name and image changed
-//     (its container hash covers just those two), so those must be new in
-//     the pod's sandbox and the others still run; an update that changes no
-//     image restarts nothing and is not followed.
+//     the kubelet restarts only the containers whose
+//     io.kubernetes.container.hash changes, and that hash covers just the
+//     name and the image (ContainerHash computes it; a test in
+//     test/tools/kubelet holds it to the kubelet's). At the first poll after
+//     the change the follower records the containers created before it: IDs,
+//     hash and the image the kubelet asked for. A container restarts when
+//     its image changed (from ImageSpec.UserSpecifiedImage, or, when the
+//     runtime leaves that empty, from the old hash against ContainerHash of
+//     the new image; with neither, every container is taken as restarted:
+//     a late warning, never a false start). Each must then have a container
+//     created after the change, with an ID not recorded and a hash other
+//     than the old one (a crash restart of the old container keeps the
+//     old hash), and the others still run; an update that restarts nothing
+//     is not followed.
 //   - REMOVE: no sandbox of the pod is READY and none of its containers
 //     runs.
 //

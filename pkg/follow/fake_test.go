@@ -21,6 +21,9 @@ type fakeRuntime struct {
 	exit       map[string]*runtimeapi.ContainerStatus // by container ID, for exited ones
 	err        error
 	lists      int
+	// hideUserImage: ListContainers leaves ImageSpec.UserSpecifiedImage
+	// empty, as some runtimes do.
+	hideUserImage bool
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -42,6 +45,17 @@ func (r *fakeRuntime) ListContainers(context.Context, *runtimeapi.ContainerFilte
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.hideUserImage {
+		out := make([]*runtimeapi.Container, 0, len(r.containers))
+		for _, c := range r.containers {
+			out = append(out, &runtimeapi.Container{
+				Id: c.Id, PodSandboxId: c.PodSandboxId, CreatedAt: c.CreatedAt, State: c.State, Metadata: c.Metadata,
+				Image:  &runtimeapi.ImageSpec{Image: c.GetImage().GetImage()},
+				Labels: c.Labels, Annotations: c.Annotations,
+			})
+		}
+		return out, nil
 	}
 	return append([]*runtimeapi.Container(nil), r.containers...), nil
 }
@@ -91,16 +105,18 @@ func (r *fakeRuntime) setSandboxReady(id string, isReady bool) {
 }
 
 // container adds a running container in sandbox sb; its ID says the
-// sandbox, name and attempt, as the fake CRI's do.
+// sandbox, name and attempt, as the fake CRI's do, and it carries the
+// kubelet's hash of its name and image.
 func (r *fakeRuntime) container(sb, name, image string, attempt uint32, at time.Time) string {
 	id := fmt.Sprintf("%s_%s_%d", sb, name, attempt)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.containers = append(r.containers, &runtimeapi.Container{
 		Id: id, PodSandboxId: sb, CreatedAt: at.UnixNano(), State: runtimeapi.ContainerState_CONTAINER_RUNNING,
-		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
-		Image:    &runtimeapi.ImageSpec{Image: "sha256:0123", UserSpecifiedImage: image},
-		Labels:   map[string]string{labelContainerName: name},
+		Metadata:    &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+		Image:       &runtimeapi.ImageSpec{Image: "sha256:0123", UserSpecifiedImage: image},
+		Labels:      map[string]string{labelContainerName: name},
+		Annotations: map[string]string{annotationHash: ContainerHash(name, image)},
 	})
 	return id
 }

@@ -24,6 +24,7 @@ const (
 	labelPodUID        = "io.kubernetes.pod.uid"
 	labelContainerName = "io.kubernetes.container.name"
 	annotationSource   = "kubernetes.io/config.source"
+	annotationHash     = "io.kubernetes.container.hash"
 )
 
 // createdSlack is how much earlier than podwatch saw a change a sandbox or
@@ -97,6 +98,9 @@ type target struct {
 	// uid is the pod's UID as the last poll found it (the new sandbox's,
 	// or metadata.uid), "" when not known: the mirror pod must have it.
 	uid string
+	// before are the containers that ran before an in-place update, by
+	// name (classify).
+	before map[string]oldContainers
 }
 
 // seenContainer is a static pod's container at the last poll, to tell a

@@ -183,7 +183,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			problem(types.CauseContainerNotCreated, fmt.Sprintf("container %s not created (its image may not be pulled)", name))
 			continue
 		}
-		if t.inPlace && t.restart[name] && created(c.GetCreatedAt()).Before(after) {
+		if t.inPlace && t.restart[name] && !replaced(c, t.before[name], after) {
 			problem(types.CauseContainerNotRunning, fmt.Sprintf("container %s not restarted with its new image", name))
 			continue
 		}
@@ -237,11 +237,14 @@ func reason(st *runtimeapi.ContainerStatus) string {
 }
 
 // classify tells an in-place update (metadata.uid set, and that pod runs
-// from before the change) from a new pod, and which of its containers the
-// kubelet restarts: those whose image changed, since its container hash
-// covers only the name and the image. The old image is the one the runtime
-// was asked for (ImageSpec.UserSpecifiedImage); when the runtime does not
-// say, no container is required to be new, and every one must run.
+// from before the change) from a new pod, records the containers that ran
+// before the change, and says which of them the change restarts: those
+// whose kubelet hash (name and image) changes. The old image is the one the
+// runtime was asked for (ImageSpec.UserSpecifiedImage); when the runtime
+// does not give it back, the old container's hash annotation is compared
+// with ContainerHash of the new image; when neither is there, the
+// container is taken as restarted, so that a runtime that says nothing
+// earns a late warning rather than a false StaticPodStarted.
 func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox, obs *observation, after time.Time) {
 	t.restart = map[string]bool{}
 	var running *runtimeapi.PodSandbox
@@ -255,27 +258,66 @@ func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox,
 		return // a new pod: its sandbox must be new
 	}
 	t.inPlace = true
-	cs := newest(obs.containers[running.GetId()])
-	known := true
+	t.before = recordBefore(obs.containers[running.GetId()], after)
 	for name, image := range containerImages(t.ch.Pod) {
-		c := cs[name]
-		if c == nil {
+		old, ok := t.before[name]
+		switch {
+		case !ok:
 			t.restart[name] = true
-			continue
-		}
-		old := c.GetImage().GetUserSpecifiedImage()
-		if old == "" {
-			known = false
-			continue
-		}
-		if old != image {
+		case old.image != "":
+			t.restart[name] = old.image != image
+		case old.hash != "":
+			t.restart[name] = old.hash != ContainerHash(name, image)
+		default:
 			t.restart[name] = true
 		}
 	}
-	if !known && len(t.restart) == 0 {
-		// Cannot tell: follow it, requiring only that every container runs.
-		t.restart[""] = true
+	for name, r := range t.restart {
+		if !r {
+			delete(t.restart, name)
+		}
 	}
+}
+
+// oldContainers are the containers of one name that ran in the pod's
+// sandbox before an in-place update: their IDs, and the image and hash of
+// the newest of them, the one the kubelet replaces.
+type oldContainers struct {
+	ids   map[string]bool
+	image string // as the kubelet asked for it, "" when the runtime does not say
+	hash  string // io.kubernetes.container.hash, "" when absent
+}
+
+// recordBefore records, by name, the containers created before after: a
+// container created later may already be the kubelet's answer to the
+// change, which watches the same folder and may act first.
+func recordBefore(cs []*runtimeapi.Container, after time.Time) map[string]oldContainers {
+	var older []*runtimeapi.Container
+	for _, c := range cs {
+		if created(c.GetCreatedAt()).Before(after) {
+			older = append(older, c)
+		}
+	}
+	out := map[string]oldContainers{}
+	for name, c := range newest(older) {
+		out[name] = oldContainers{ids: map[string]bool{}, image: c.GetImage().GetUserSpecifiedImage(), hash: c.GetAnnotations()[annotationHash]}
+	}
+	for _, c := range older {
+		out[containerName(c)].ids[c.GetId()] = true
+	}
+	return out
+}
+
+// replaced says whether c is the kubelet's new container for one that ran
+// before an in-place update: created after the change, not one of those
+// recorded before it, and with another hash than the one it replaces (a
+// crash restart of the old container racing the change keeps the old
+// hash). A runtime that keeps no hash leaves only the first two.
+func replaced(c *runtimeapi.Container, old oldContainers, after time.Time) bool {
+	if created(c.GetCreatedAt()).Before(after) || old.ids[c.GetId()] {
+		return false
+	}
+	return old.hash == "" || c.GetAnnotations()[annotationHash] != old.hash
 }
 
 // stopped says whether a removed pod is stopped: no sandbox of it READY
