@@ -46,6 +46,9 @@ const (
 	// not for long enough.
 	minRunning  = 3 * time.Second
 	flakyUptime = time.Second
+	// inPlaceDelay is how long the runtime takes to create the in-place
+	// pod's new container: several polls, and longer than minRunning.
+	inPlaceDelay = 5 * time.Second
 	// noPullImage is an image whose pull the runtime refuses.
 	noPullImage = "registry.invalid/never:1"
 )
@@ -174,6 +177,40 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 			ev := pw.await(ctx, t, "edit", types.ReasonStarted, edited, followDeadline+30*time.Second)
 			record("edit: write to StaticPodStarted %v (its message: %s)", ev.at.Sub(edited).Round(time.Millisecond), took(ev))
 		})
+		// An edit in place: the manifest pins metadata.uid, so the kubelet
+		// keeps the pod and its sandbox and restarts only the container
+		// whose image changed. The runtime leaves out the image the kubelet
+		// asked for (drive strips it from ListContainers, as some runtimes
+		// do), so podwatch must tell the new container by its ID and hash:
+		// StaticPodStarted comes only once the kubelet created it.
+		t.Run("edit-in-place", func(t *testing.T) {
+			t.Parallel()
+			wrote := pw.writePinned(t, k, "inplace", "registry.example/app:1")
+			pw.await(ctx, t, "inplace", types.ReasonStarted, wrote, 30*time.Second)
+			before := containersOf(k, "inplace-"+followNode)
+			edited := pw.writePinned(t, k, "inplace", "registry.example/app:2")
+			ev := pw.await(ctx, t, "inplace", types.ReasonStarted, edited, followDeadline+30*time.Second)
+			var fresh *runtimeapi.Container
+			for _, c := range containersOf(k, "inplace-"+followNode) {
+				if before[c.GetId()] == nil && c.GetImage().GetUserSpecifiedImage() == "registry.example/app:2" {
+					fresh = c
+				}
+			}
+			switch {
+			case fresh == nil:
+				t.Fatalf("StaticPodStarted (%s) but the kubelet made no container of the new image", ev.ev.Message)
+			case time.Unix(0, fresh.GetCreatedAt()).After(ev.at):
+				t.Errorf("StaticPodStarted at %s, before the new container was created at %s",
+					ev.at.Format("15:04:05.000"), time.Unix(0, fresh.GetCreatedAt()).Format("15:04:05.000"))
+			case fresh.GetAnnotations()["io.kubernetes.container.hash"] != follow.ContainerHash("main", "registry.example/app:2"):
+				t.Errorf("the new container's hash %q is not ContainerHash of its image", fresh.GetAnnotations()["io.kubernetes.container.hash"])
+			}
+			if len(sandboxesOf(k, "inplace-"+followNode)) != 1 {
+				t.Errorf("the kubelet made a new sandbox for an in-place edit: %d", len(sandboxesOf(k, "inplace-"+followNode)))
+			}
+			record("edit in place: write to StaticPodStarted %v, new container created %v after the write (its message: %s)",
+				ev.at.Sub(edited).Round(time.Millisecond), time.Unix(0, fresh.GetCreatedAt()).Sub(edited).Round(time.Millisecond), took(ev))
+		})
 		// An edit whose new pod waits for the old one, whose containers
 		// take stopDelay to stop: past the deadline StaticPodNotStarted
 		// says no new sandbox is there, then StaticPodStarted comes, its
@@ -230,8 +267,10 @@ func TestFollowerAgainstTheKubelet(t *testing.T) {
 
 // drive is how the fake CRI behaves for the scenarios' pods: the crash
 // pod's container exits at every start, the flaky pod's flakyUptime after
-// it, the image noPullImage is never pulled, and the slowstop pod's
-// containers take stopDelay to stop.
+// it, the image noPullImage is never pulled, the slowstop pod's
+// containers take stopDelay to stop, and the inplace pod's new container
+// takes inPlaceDelay to create and is listed without the image the
+// kubelet asked for.
 func drive(k *kubelet.Kubelet) kubelet.Interceptor {
 	rs := k.Runtime()
 	podOf := func(id string) string {
@@ -274,6 +313,29 @@ func drive(k *kubelet.Kubelet) kubelet.Interceptor {
 				}
 				return resp, err
 			}
+		case *runtimeapi.CreateContainerRequest:
+			// The in-place pod's new container comes late, so that a
+			// verdict on the old one would come first.
+			if r.GetConfig().GetLabels()["io.kubernetes.pod.name"] == "inplace-"+followNode && r.GetConfig().GetImage().GetUserSpecifiedImage() == "registry.example/app:2" {
+				select {
+				case <-time.After(inPlaceDelay): // the runtime's delay under test, not a wait for a condition
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		case *runtimeapi.ListContainersRequest:
+			// The in-place pod's containers come back without the image
+			// the kubelet asked for.
+			resp, err := call()
+			if err != nil {
+				return resp, err
+			}
+			for _, c := range resp.(*runtimeapi.ListContainersResponse).GetContainers() {
+				if c.GetLabels()["io.kubernetes.pod.name"] == "inplace-"+followNode {
+					c.Image = &runtimeapi.ImageSpec{Image: c.GetImage().GetImage()}
+				}
+			}
+			return resp, nil
 		case *runtimeapi.StopContainerRequest:
 			if podOf(r.GetContainerId()) == "slowstop-"+followNode {
 				select {
@@ -458,6 +520,43 @@ func (a *followAgent) write(t *testing.T, k *kubelet.Kubelet, name, image string
 	t.Helper()
 	return writeManifest(t, k, name, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  containers:\n  - name: main\n    image: %s\n",
 		name, followNamespace, image))
+}
+
+// writePinned writes the pod name's manifest, name.yaml, with one
+// container of image and metadata.uid set, so that an edit is made in
+// place, and returns when.
+func (a *followAgent) writePinned(t *testing.T, k *kubelet.Kubelet, name, image string) time.Time {
+	t.Helper()
+	return writeManifest(t, k, name, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\n  uid: %s-pinned-uid\nspec:\n  containers:\n  - name: main\n    image: %s\n",
+		name, followNamespace, name, image))
+}
+
+// containersOf are the fake CRI's containers of pod fullName, copied, by
+// ID.
+func containersOf(k *kubelet.Kubelet, fullName string) map[string]*runtimeapi.Container {
+	rs := k.Runtime()
+	rs.Lock()
+	defer rs.Unlock()
+	out := map[string]*runtimeapi.Container{}
+	for id, c := range rs.Containers {
+		if c.Labels["io.kubernetes.pod.name"] == fullName {
+			out[id] = &runtimeapi.Container{Id: c.Id, CreatedAt: c.CreatedAt, Image: c.Image, Annotations: c.Annotations}
+		}
+	}
+	return out
+}
+
+func sandboxesOf(k *kubelet.Kubelet, fullName string) []string {
+	rs := k.Runtime()
+	rs.Lock()
+	defer rs.Unlock()
+	var out []string
+	for id, sb := range rs.Sandboxes {
+		if sb.Labels["io.kubernetes.pod.name"] == fullName {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // writeManifest writes manifest as the pod name's, name.yaml, and returns
