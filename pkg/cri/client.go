@@ -110,3 +110,16 @@ func (c *Client) PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.P
 	}
 	return resp.GetStatus(), nil
 }
+
+// GetContainerEvents opens the runtime's stream of container events
+// (created, started, stopped, deleted), which reads and changes nothing.
+// The stream lasts until ctx ends, which the caller must see to; a runtime
+// that does not stream fails the first Recv (Unimplemented) or ends it at
+// once (io.EOF), as cri-client's fake does.
+func (c *Client) GetContainerEvents(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
+	s, err := c.rt.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("GetContainerEvents at %s: %w", c.endpoint, err)
+	}
+	return s, nil
+}

@@ -10,7 +10,7 @@ import (
 // socket is root-equivalent, and podwatch only ever reads through it.
 func TestClientHoldsOnlyReadCalls(t *testing.T) {
 	allowed := []string{
-		"Close", "ContainerStatus", "Endpoint", "ListContainers", "ListPodSandbox", "PodSandboxStatus",
+		"Close", "ContainerStatus", "Endpoint", "GetContainerEvents", "ListContainers", "ListPodSandbox", "PodSandboxStatus",
 	}
 	typ := reflect.TypeFor[*Client]()
 	var got []string

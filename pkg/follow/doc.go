@@ -72,5 +72,8 @@
 // The runtime is polled every Options.PollInterval while a change waits
 // for its deadline and every Options.IdlePollInterval otherwise (one
 // ListPodSandbox and one ListContainers per poll; ContainerStatus only for
-// an exited container whose exit code is wanted).
+// an exited container whose exit code is wanted). A runtime that streams
+// container events (Events) has each event about a static pod's container
+// bring the next poll forward; the events are never judged themselves
+// (see events.go).
 package follow

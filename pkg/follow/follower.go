@@ -69,6 +69,8 @@ type Follower struct {
 	mu      sync.Mutex
 	pending []types.Change
 	wake    chan struct{}
+	// poke: a container event came for a static pod (events.go).
+	poke chan struct{}
 
 	// Owned by Run (and by step, which Run calls).
 	targets    map[string]*target // by pod key
@@ -122,6 +124,7 @@ func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit 
 	f := &Follower{
 		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit, obs: obs,
 		wake:    make(chan struct{}, 1),
+		poke:    make(chan struct{}, 1),
 		targets: map[string]*target{},
 		static:  map[string]bool{},
 		seen:    map[string]seenContainer{},
@@ -154,9 +157,12 @@ func (f *Follower) Submit(changes []types.Change) {
 
 // Run polls the runtime and reports until ctx ends; it returns nil then.
 func (f *Follower) Run(ctx context.Context) error {
+	stop := f.startEvents(ctx)
+	defer stop()
 	timer := f.clk.NewTimer(0)
 	defer timer.Stop()
 	next := f.clk.Now()
+	var last time.Time // of the last poll
 	for {
 		select {
 		case <-ctx.Done():
@@ -168,7 +174,14 @@ func (f *Follower) Run(ctx context.Context) error {
 				next = soon
 				resetTimer(timer, next.Sub(now))
 			}
+		case <-f.poke:
+			now := f.clk.Now()
+			if soon := pokedPoll(next, now, last, f.opts.PollInterval); soon.Before(next) {
+				next = soon
+				resetTimer(timer, max(next.Sub(now), 0))
+			}
 		case <-timer.C():
+			last = f.clk.Now()
 			next = f.step(ctx)
 			resetTimer(timer, max(next.Sub(f.clk.Now()), 0))
 		}

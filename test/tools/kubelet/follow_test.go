@@ -60,8 +60,9 @@ const (
 // reports comes from the runtime alone, the case of a node whose API
 // server is down. A second podwatch is given a kubeconfig for an API
 // server that does not answer, and must report from the runtime all the
-// same. The fake's GetContainerEvents returns at once and
-// podwatch does not use it: every verdict comes from its polls. Each
+// same. The fake's GetContainerEvents returns at once: podwatch takes
+// the runtime for one that does not stream, opens it again only with a
+// backoff, and every verdict comes from its polls. Each
 // scenario asserts the right Event within the time the kubelet needs, and
 // logs the time from the manifest write (or the exit) to the Event.
 func TestFollowerAgainstTheKubelet(t *testing.T) {
