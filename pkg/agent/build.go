@@ -123,22 +123,29 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	return p, nil
 }
 
-// buildFollower adds the follower when a CRI socket is given, and its
-// metrics to m. It reports through the recorder as the loop does, and the
-// loop hands it every change after recording it. With api (nil: no
-// cluster) its warnings add what the mirror pods' status says.
+// buildFollower adds the follower, and its metrics to m, when it has
+// something to read: the container runtime's CRI socket, the mirror pods
+// through api (nil: no cluster), or both, the runtime being read and the
+// mirror pods' status explaining its warnings. It reports through the
+// recorder as the loop does, and the loop hands it every change after
+// recording it. With neither it says so once, and the rest runs.
 func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics, api kube.API) error {
 	opts, log := a.opts, a.env.Log
-	if opts.RuntimeEndpoint == "" {
-		log.Info("no --container-runtime-endpoint (or --follow-pods): changes are not followed to the running pods; StaticPodStarted and StaticPodNotStarted are not reported")
+	if opts.RuntimeEndpoint == "" && api == nil {
+		log.Info("changes are not followed to the running pods: no container runtime (--container-runtime-endpoint or --follow-pods) and no API server to read the mirror pods from; StaticPodStarted and StaticPodNotStarted are not reported")
 		return nil
 	}
-	rt, err := cri.New(opts.RuntimeEndpoint)
-	if err != nil {
-		return fmt.Errorf("--%s: %w", FlagRuntimeEndpoint, err)
+	var rt *cri.Client
+	if opts.RuntimeEndpoint != "" {
+		var err error
+		if rt, err = cri.New(opts.RuntimeEndpoint); err != nil {
+			return fmt.Errorf("--%s: %w", FlagRuntimeEndpoint, err)
+		}
 	}
 	if err := m.EnableFollow(); err != nil {
-		_ = rt.Close()
+		if rt != nil {
+			_ = rt.Close()
+		}
 		return err
 	}
 	keys := make([]string, 0, len(state.Pods))
@@ -152,17 +159,25 @@ func (a *Agent) buildFollower(p *parts, state diff.State, m *metrics.Metrics, ap
 		}
 	}
 	fo := opts.Follow
-	p.runtime = rt
-	p.follower = follow.New(fo, rt, a.env.Clock, log, emit, m, keys)
-	mirrors := false // the mirror pods' status explains its warnings
-	if api != nil {
-		p.follower.WithMirrorPods(kube.NewMirrorPods(api))
-		mirrors = true
+	attrs := []any{"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),
+		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval)}
+	var through string
+	switch {
+	case rt == nil:
+		p.follower = follow.NewFromMirrorPods(fo, kube.NewMirrorPods(api), a.env.Clock, log, emit, m, keys)
+		through = "the mirror pods alone (no container runtime: nothing is seen while the API server is down)"
+	default:
+		p.runtime = rt
+		p.follower = follow.New(fo, rt, a.env.Clock, log, emit, m, keys)
+		attrs = append(attrs, "endpoint", rt.Endpoint())
+		through = "the container runtime"
+		if api != nil {
+			p.follower.WithMirrorPods(kube.NewMirrorPods(api))
+			through = "the container runtime and the mirror pods"
+		}
 	}
 	p.loop.follower = p.follower
-	log.Info("following changes to the running pods through the container runtime", "endpoint", rt.Endpoint(),
-		"deadline", or(fo.Deadline, follow.DefaultDeadline), "pollInterval", or(fo.PollInterval, follow.DefaultPollInterval),
-		"idlePollInterval", or(fo.IdlePollInterval, follow.DefaultIdlePollInterval), "mirrorPodStatus", mirrors)
+	log.Info("following changes to the running pods through "+through, attrs...)
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,9 +194,10 @@ func TestValidateRuntimeEndpoint(t *testing.T) {
 	}
 }
 
-// With a cluster the follower also reads the mirror pods, through the API
-// client the Events go through; without one it reads the runtime alone.
-func TestFollowerReadsMirrorPodsOnlyWithACluster(t *testing.T) {
+// The follower reads what it has: the runtime alone, the runtime and the
+// mirror pods through the API client the Events go through, or the mirror
+// pods alone; the start log says which.
+func TestFollowerSourcesSaidAtStart(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	_, endpoint := testutil.ServeFakeCRI(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -212,22 +212,30 @@ current-context: x
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, cluster := range []string{"", kubeconfig} {
+	for _, tt := range []struct {
+		endpoint, cluster, want string
+	}{
+		{endpoint, "", "following changes to the running pods through the container runtime\""},
+		{endpoint, kubeconfig, "following changes to the running pods through the container runtime and the mirror pods\""},
+		{"", kubeconfig, "following changes to the running pods through the mirror pods alone"},
+	} {
 		o := DefaultOptions()
 		o.NodeName = "node-1"
 		o.Source.Path = t.TempDir()
 		o.StateDir = t.TempDir()
-		o.RuntimeEndpoint = endpoint
-		o.Kube.Kubeconfig = cluster
+		o.RuntimeEndpoint = tt.endpoint
+		o.Kube.Kubeconfig = tt.cluster
 		var logs testutil.LockedBuffer
 		p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), metrics.New("test", nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.close()
-		want := "mirrorPodStatus=" + strconv.FormatBool(cluster != "")
-		if p.follower == nil || !strings.Contains(logs.String(), want) {
-			t.Errorf("kubeconfig %q: follower %v, want its start log with %s:\n%s", cluster, p.follower, want, logs.String())
+		if p.follower == nil || strings.Count(logs.String(), "following changes") != 1 || !strings.Contains(logs.String(), tt.want) {
+			t.Errorf("endpoint %q, kubeconfig %q: follower %v, want one start log %s:\n%s", tt.endpoint, tt.cluster, p.follower, tt.want, logs.String())
+		}
+		if (p.runtime != nil) != (tt.endpoint != "") {
+			t.Errorf("endpoint %q: runtime client %v", tt.endpoint, p.runtime)
 		}
 	}
 }

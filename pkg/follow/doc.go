@@ -65,6 +65,10 @@
 // A newer change to the same pod supersedes the one being followed: only
 // the newest is judged and reported.
 //
+// With no container runtime to read, NewFromMirrorPods reads the mirror
+// pods instead, shown to the same rules as the runtime's sandboxes and
+// containers (see mirrorsource.go).
+//
 // After each poll the Observer (pkg/metrics) is told what it found: the
 // poll's error, the pods past their deadline by what is seen instead (a
 // types.FollowCause), and what was reported.

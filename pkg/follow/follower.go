@@ -65,6 +65,8 @@ type Follower struct {
 	obs  Observer // nil: nobody observes
 	// mirrors reads the mirror pods, nil without an API server.
 	mirrors MirrorPods
+	// source names what rt reads, for the messages.
+	source string
 
 	mu      sync.Mutex
 	pending []types.Change
@@ -123,6 +125,7 @@ func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit 
 	}
 	f := &Follower{
 		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit, obs: obs,
+		source:  "the container runtime",
 		wake:    make(chan struct{}, 1),
 		poke:    make(chan struct{}, 1),
 		targets: map[string]*target{},
@@ -234,6 +237,7 @@ func (f *Follower) step(ctx context.Context) time.Time {
 	f.take()
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	f.scope(cctx)
 	obs, err := f.observe(cctx)
 	now := f.clk.Now()
 	f.noteRuntime(err)
@@ -286,9 +290,9 @@ func (f *Follower) record(ctx context.Context, ch types.Change, took time.Durati
 func (f *Follower) noteRuntime(err error) {
 	switch {
 	case err != nil && f.runtimeErr == nil:
-		f.log.Warn("the container runtime does not answer; changes are judged when it does", "err", err)
+		f.log.Warn(f.source+" does not answer; changes are judged when it does", "err", err)
 	case err == nil && f.runtimeErr != nil:
-		f.log.Info("the container runtime answers again")
+		f.log.Info(f.source + " answers again")
 	}
 	f.runtimeErr = err
 }
@@ -324,7 +328,7 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 	var took time.Duration
 	switch {
 	case obs == nil:
-		why = fmt.Sprintf("the container runtime does not answer (%v)", f.runtimeErr)
+		why = fmt.Sprintf("%s does not answer (%v)", f.source, f.runtimeErr)
 		cause = types.CauseRuntimeUnavailable
 	case t.ch.Op == types.OpRemove:
 		done, why = stopped(obs, key)
