@@ -403,6 +403,7 @@ type followAgent struct {
 	changed chan struct{} // closed and replaced on every Event
 	metrics string        // base URL of its /metrics
 	client  *http.Client
+	logs    *testutil.LockedBuffer // its log
 }
 
 type printed struct {
@@ -464,8 +465,8 @@ func startFollower(ctx context.Context, t *testing.T, path, criSocket string, mo
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	a := &followAgent{changed: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
 	logs := &testutil.LockedBuffer{}
+	a := &followAgent{changed: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}, logs: logs}
 	// Cleanups run last first: the log is shown once podwatch stopped.
 	t.Cleanup(func() {
 		if t.Failed() {
