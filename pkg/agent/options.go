@@ -111,7 +111,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Kube.AddFlags(fs)
 	o.Metrics.AddFlags(fs)
 	o.Follow.AddFlags(fs)
-	fs.StringVar(&o.RuntimeEndpoint, FlagRuntimeEndpoint, o.RuntimeEndpoint, "The container runtime's CRI socket (e.g. unix:///run/containerd/containerd.sock): follow each change to the pod the kubelet runs and report StaticPodStarted, StaticPodNotStarted and the others. Access to it is root-equivalent; empty: changes are not followed, unless --follow-pods.")
+	fs.StringVar(&o.RuntimeEndpoint, FlagRuntimeEndpoint, o.RuntimeEndpoint, "The container runtime's CRI socket (e.g. unix:///run/containerd/containerd.sock): follow each change to the pod the kubelet runs and report StaticPodStarted, StaticPodNotStarted and the others. Access to it is root-equivalent; empty: the socket --follow-pods takes, else changes are followed through the mirror pods alone when there is an API server.")
 	fs.BoolVar(&o.FollowPods, "follow-pods", o.FollowPods, "Follow each change to the pod the kubelet runs through the CRI socket --kubelet-config names (containerRuntimeEndpoint, the kubelet's default when unset); an explicit --container-runtime-endpoint wins.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from --kubeadm-flags-file's --hostname-override, else $NODE_NAME, else the hostname; trimmed and lowercased as the kubelet does.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text (an unchanged Event again at most every --event-text-repeat-interval), or json (one v1 Event per line, every occurrence).")
