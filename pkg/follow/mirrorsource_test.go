@@ -161,6 +161,10 @@ func TestMirrorSourceNotStartedSaysWhatTheStatusShows(t *testing.T) {
 	if strings.Contains(ch.Message, "published-secret-value") {
 		t.Errorf("message %q holds the secret", ch.Message)
 	}
+	// The explanation is the poll's read: one get for the poll, none more.
+	if r := m.takeReads(); len(r) != 2 {
+		t.Errorf("two polls read %v, want one get each", r)
+	}
 	m.put(apiKey, mirror("uid-1", time.Minute, time.Minute, v1.ContainerStatus{
 		Name: "kube-apiserver", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}},
 	}))
