@@ -46,8 +46,10 @@ import (
 // started after it; a time reported may be up to a second long.
 //
 // The mirror pod holds no container's image as the kubelet was asked for
-// it, so an in-place update (metadata.uid set) is judged started once
-// every container runs, not once those with a new image restarted.
+// it, nor its hash, so the judge takes every container of an in-place
+// update (metadata.uid set) as restarted: it is judged started once each
+// has started anew after the change. One the update leaves running earns
+// a late warning, never an early StaticPodStarted.
 type mirrorSource struct {
 	pods MirrorPods
 	clk  clock.PassiveClock

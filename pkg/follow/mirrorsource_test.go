@@ -252,3 +252,18 @@ func TestMirrorSourceAPIDown(t *testing.T) {
 	m.put(apiKey, mirror("uid-1", time.Minute, time.Minute, running("c1", time.Minute, 0)))
 	one(t, h.at(deadline+time.Second), types.ReasonStarted, v1.EventTypeNormal)
 }
+
+// An in-place update (metadata.uid pinned) keeps the mirror pod, its hash
+// and its UID: the container running from before the change is not the
+// change, though it runs; the one the kubelet starts anew after it is.
+func TestMirrorSourceInPlaceWaitsForANewContainer(t *testing.T) {
+	const uid = "pinned-uid"
+	h, m := newMirrorSourceHarness(t, Options{Deadline: deadline}, apiKey)
+	m.put(apiKey, mirror(uid, -time.Hour, -time.Hour, running("c1", -time.Hour, 0)))
+	none(t, h.at(0))
+	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=registry.k8s.io/kube-apiserver:v1.37.3"))
+	none(t, h.at(2*time.Second))
+	none(t, h.at(3*time.Second))
+	m.put(apiKey, mirror(uid, -time.Hour, -time.Hour, running("c2", 4*time.Second, 1)))
+	one(t, h.at(5*time.Second), types.ReasonStarted, v1.EventTypeNormal, "runs the change")
+}
