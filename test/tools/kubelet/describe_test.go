@@ -27,7 +27,7 @@ import (
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/describe.golden from this run")
+var update = flag.Bool("update", false, "rewrite the testdata/describe*.golden files and the README's transcripts from this run")
 
 // describeNode is the node of the describe test; its own, so the mirror
 // pods are the only ones on it.
@@ -243,42 +243,62 @@ func table(rows [][]string) string {
 	return b.String()
 }
 
-// The README's transcript sits between these lines, inside a code block.
-const (
-	readmeBegin = "<!-- describe transcript: test/tools/kubelet/testdata/describe.golden -->\n"
-	readmeEnd   = "<!-- end of describe transcript -->\n"
-)
+// The README's transcripts sit each between the line readmeBegin gives
+// for its golden file and the next readmeEnd, inside a code block.
+const readmeEnd = "<!-- end of describe transcript -->\n"
 
-// readmeBlock returns the Events rows of the README's transcript and where
-// they sit in text.
+func readmeBegin(golden string) string {
+	return "<!-- describe transcript: test/tools/kubelet/testdata/" + golden + " -->\n"
+}
+
+// readmeBlock returns the Events rows of the README's transcript of
+// testdata/describe.golden and where they sit in text.
 func readmeBlock(text string) (string, [2]int) {
-	i := strings.Index(text, readmeBegin)
-	j := strings.Index(text, readmeEnd)
-	if i < 0 || j < i {
+	return readmeBlockOf(text, "describe.golden")
+}
+
+// readmeBlockOf returns the Events rows of the README's transcript of
+// testdata/golden and where they sit in text.
+func readmeBlockOf(text, golden string) (string, [2]int) {
+	begin := readmeBegin(golden)
+	i := strings.Index(text, begin)
+	if i < 0 {
 		return "", [2]int{}
 	}
-	block := text[i+len(readmeBegin) : j]
+	i += len(begin)
+	j := strings.Index(text[i:], readmeEnd)
+	if j < 0 {
+		return "", [2]int{}
+	}
+	block := text[i : i+j]
 	_, rows, ok := strings.Cut(block, "Events:\n")
 	if !ok {
 		return "", [2]int{}
 	}
 	rows = strings.TrimSuffix(rows, "```\n")
-	start := i + len(readmeBegin) + strings.Index(block, "Events:\n") + len("Events:\n")
+	start := i + strings.Index(block, "Events:\n") + len("Events:\n")
 	return rows, [2]int{start, start + len(rows)}
 }
 
-// replaceBlock writes rows into the README's transcript.
+// replaceBlock writes rows into the README's transcript of
+// testdata/describe.golden.
 func replaceBlock(readme, rows string) error {
+	return replaceBlockOf(readme, "describe.golden", rows)
+}
+
+// replaceBlockOf writes rows into the README's transcript of
+// testdata/golden.
+func replaceBlockOf(readme, golden, rows string) error {
 	b, err := os.ReadFile(readme)
 	if err != nil {
 		return err
 	}
 	text := string(b)
-	if _, at := readmeBlock(text); at != [2]int{} {
+	if _, at := readmeBlockOf(text, golden); at != [2]int{} {
 		text = text[:at[0]] + rows + text[at[1]:]
 		return os.WriteFile(readme, []byte(text), 0o644)
 	}
-	return fmt.Errorf("%s has no describe transcript between %q and %q", readme, readmeBegin, readmeEnd)
+	return fmt.Errorf("%s has no describe transcript between %q and %q", readme, readmeBegin(golden), readmeEnd)
 }
 
 // logText is podwatch's log so far.
