@@ -41,7 +41,7 @@ const describeNode = "node-1"
 // testdata/describe.golden (-update rewrites both from a run).
 func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
+		kubelet.Skip(t, "runs the real kubelet and kube-apiserver for about a minute")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

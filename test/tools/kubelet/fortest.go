@@ -12,22 +12,37 @@ import (
 	"github.com/podwatch/podwatch/test/tools/apiserver"
 )
 
+// RequireEnv names the environment variable that, set to 1, fails a test
+// that would skip the real kubelet (under -short, or where it cannot be
+// isolated) instead of skipping it: CI sets it, so that it never passes
+// with the real-kubelet suites left out.
+const RequireEnv = "PODWATCH_REQUIRE_KUBELET"
+
+// Skip skips t for why, or fails it when RequireEnv is set to 1.
+func Skip(t testing.TB, why any) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%v; %s=1 requires the real kubelet to run", why, RequireEnv)
+	}
+	t.Skip(why)
+}
+
 // ForTest starts a kubelet for t as Start does, with what every test of it
-// needs around it: t is skipped under -short or where the kubelet cannot be
-// isolated, cfg.Binary is built when empty, and cfg.Dir is a new folder in
+// needs around it: t is skipped (see Skip) under -short or where the
+// kubelet cannot be isolated, cfg.Binary is built when empty, and cfg.Dir is a new folder in
 // t's temporary one when empty. When t ends the kubelet is stopped, the end
 // of its log is logged if t failed, and t fails if the host's sysctls or
 // folders are not as they were before it started.
 func ForTest(ctx context.Context, t testing.TB, cfg Config) *Kubelet {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("runs the real kubelet")
+		Skip(t, "runs the real kubelet")
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = filepath.Join(t.TempDir(), "k")
 	}
 	if err := Isolation(filepath.Join(filepath.Dir(cfg.Dir), "probe-"+filepath.Base(cfg.Dir))); err != nil {
-		t.Skip(err)
+		Skip(t, err)
 	}
 	if cfg.Binary == "" {
 		bin, err := apiserver.BuildKubelet()

@@ -43,7 +43,7 @@ const terminationLog = "/dev/termination-log"
 // manifest change gets its termination message on StaticPodRestarting.
 func TestFollowerSaysTheMirrorPodsStatus(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
+		kubelet.Skip(t, "runs the real kubelet and kube-apiserver for about a minute")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

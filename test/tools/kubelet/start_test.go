@@ -15,7 +15,7 @@ import (
 func TestStartFailsWhenTheKubeletExits(t *testing.T) {
 	dir := t.TempDir()
 	if err := Isolation(filepath.Join(dir, "probe")); err != nil {
-		t.Skip(err)
+		Skip(t, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
