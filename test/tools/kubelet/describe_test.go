@@ -106,6 +106,20 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("podwatch's Events in kubectl describe: %v\nkubectl describe said:\n%s\npodwatch said:\n%s", err, describe, pw.dump(t))
 	}
+	// The kubelet registers its Node, and with the fake CRI's runtime
+	// status it reports it Ready: the mirror pods are a working node's.
+	var node *v1.Node
+	err = wait.PollUntilContextCancel(apiCtx, time.Second, true, func(ctx context.Context) (bool, error) {
+		n, err := admin.CoreV1().Nodes().Get(ctx, describeNode, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		node = n
+		return nodeReady(n) == v1.ConditionTrue, nil
+	})
+	if err != nil {
+		t.Fatalf("Node %s not Ready: %v; its conditions: %+v", describeNode, err, conditions(node))
+	}
 	t.Logf("kubectl describe pod:\n%s", describe)
 	rows := eventRows(describe)
 	golden := filepath.Join("testdata", "describe.golden")
@@ -165,6 +179,25 @@ func cluster(ctx context.Context, t *testing.T, namespaces ...string) (s *apiser
 		t.Fatal(err)
 	}
 	return s, podwatchConfig, kubeletConfig
+}
+
+// nodeReady is the status of n's NodeReady condition; "" when it has none.
+func nodeReady(n *v1.Node) v1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// conditions are n's conditions, for a failure's message: none for a Node
+// not registered.
+func conditions(n *v1.Node) []v1.NodeCondition {
+	if n == nil {
+		return nil
+	}
+	return n.Status.Conditions
 }
 
 // webManifest is the static pod of the describe test, running image.
