@@ -29,6 +29,8 @@ import (
 //	remove NAME             delete NAME
 //	symlink TARGET NAME     make NAME a symlink to TARGET, which need not
 //	                        exist (emacs's lock .#NAME)
+//	chmod MODE NAME         change NAME's mode to MODE (octal): its
+//	                        content stays, a watch event all the same
 //	sed EXPR NAME           run the real sed -i EXPR on NAME (no spaces in EXPR)
 //	cp FIXTURE as NAME      run the real cp(1) of the fixture, kept outside
 //	                        the folder, onto NAME: over an existing file
@@ -214,7 +216,7 @@ func parseScenario(file string) (scenario, error) {
 		}
 	}
 	// The arguments each verb takes, fewest and most (-1: no bound).
-	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "symlink": {2, 2}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
+	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "symlink": {2, 2}, "chmod": {2, 2}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
 		"move-folder": {1, 1}, "remove-folder": {0, 0}, "make-folder": {0, 0},
 		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}}
 	missing := false // the folder is away or deleted
@@ -260,6 +262,11 @@ func parseScenario(file string) (scenario, error) {
 		case "settle":
 			if missing {
 				return scenario{}, fmt.Errorf("%s:%d: settle needs the folder there, for its barrier", file, s.line)
+			}
+		}
+		if s.verb == "chmod" {
+			if _, err := strconv.ParseUint(s.args[0], 8, 32); err != nil {
+				return scenario{}, fmt.Errorf("%s:%d: chmod wants an octal mode, not %q", file, s.line, s.args[0])
 			}
 		}
 		if s.verb == "hold" {
@@ -427,6 +434,9 @@ func (s step) apply(k *kubelet.Kubelet, sc scenario, scratch string) error {
 		return os.Remove(filepath.Join(dir, s.args[0]))
 	case "symlink":
 		return os.Symlink(s.args[0], filepath.Join(dir, s.args[1]))
+	case "chmod":
+		mode, _ := strconv.ParseUint(s.args[0], 8, 32) // checked when parsed
+		return os.Chmod(filepath.Join(dir, s.args[1]), os.FileMode(mode))
 	case "sed":
 		// The real sed -i: a temporary file in the folder, renamed over.
 		if out, err := exec.Command("sed", "-i", s.args[0], filepath.Join(dir, s.args[1])).CombinedOutput(); err != nil {
