@@ -106,21 +106,33 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	t.Logf("per scenario, its runs grouped by outcome:\n%s", summary(results))
 	// REMOVE timing: podwatch's line against the kubelet's SyncLoop REMOVE.
 	// One at a kubelet relist podwatch saw must never come before the
-	// relist that decided it read the scenario's files: a loaded kubelet's
-	// sync loop may log the REMOVE seconds after. On a watch event both act
-	// at once, and the sync loop may take a while to get to it.
+	// relist that decided it read the scenario's files. It may come before
+	// the sync loop's line: a loaded kubelet's sync loop logs the update
+	// seconds after its file source sent it; those are counted apart. On a
+	// watch event both act at once, and the sync loop may take a while to
+	// get to it. The spread is logged, not held to a bound: under CI's load
+	// it says more about the machine than about podwatch.
 	byKind := map[string][]time.Duration{}
+	beforeLine := map[string]int{}
 	for _, r := range results {
-		for i, d := range r.removeDelays {
-			kind := r.estimated[i]
-			byKind[kind] = append(byKind[kind], d)
-			if kind == "relist" && r.early[i] {
-				t.Errorf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and before the relist that decided it, saying it came at the kubelet's relist", r.name, -d)
+		for _, rm := range r.removes {
+			byKind[rm.kind] = append(byKind[rm.kind], rm.delay)
+			if rm.delay < 0 {
+				beforeLine[rm.kind]++
+			}
+			if rm.kind == "relist" && rm.early {
+				t.Errorf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and before the relist that decided it, saying it came at the kubelet's relist", r.name, -rm.delay)
 			}
 		}
 	}
 	t.Logf("REMOVE after the kubelet's SyncLoop REMOVE: at a kubelet relist podwatch saw: %s; estimated: %s; on a watch event: %s",
 		spread(byKind["relist"]), spread(byKind["estimated"]), spread(byKind["watch"]))
+	for _, kind := range []string{"relist", "estimated", "watch"} {
+		t.Log(timingLine(kind, byKind[kind], beforeLine[kind]))
+	}
+	if n := beforeLine["relist"]; n > 0 {
+		t.Logf("%d of %d REMOVEs at a kubelet relist podwatch saw came before the kubelet's SyncLoop REMOVE line, none before the relist read that decided them: the kubelet's sync loop logs an update after its file source sent it, seconds later on a loaded machine", n, len(byKind["relist"]))
+	}
 	// A marker must stay true: a scenario that podwatch now gets right in
 	// every run fails until its known-disagreement line goes. A racy one
 	// (runs: N) may agree in every run of one go and not the next, so it
@@ -214,13 +226,9 @@ type result struct {
 	name, family            string
 	kubelet, loop, podwatch string
 	followed                string // podwatch's follower's last word per pod
-	// removeDelays are podwatch's REMOVE lines less the kubelet's SyncLoop
-	// REMOVE lines, paired in order; estimated, whether each said so.
-	removeDelays []time.Duration
-	estimated    []string
-	// early says each REMOVE came before the kubelet's relist that decided
-	// it had read the scenario's files.
-	early        []bool
+	// removes are podwatch's REMOVE lines, each paired in order with the
+	// kubelet's SyncLoop REMOVE.
+	removes      []removeTiming
 	agree        bool
 	failed       bool   // the run stopped on a failure before its end
 	disagreement string // the scenario's known-disagreement reason
@@ -276,7 +284,11 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	var timeline []entry
 	mark := func(at time.Time, what string) { timeline = append(timeline, entry{at, what}) }
-	var steps []time.Time // when each step that changes the folder began
+	type folderStep struct {
+		at   time.Time
+		verb string
+	}
+	var steps []folderStep // when each step that changes the folder began
 	settles := 0
 	// relistOnly: the folder was moved away or deleted, so the kubelet's
 	// watch is gone and it takes in the folder at its relists only.
@@ -317,7 +329,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 				relistOnly, watchGone = true, time.Now()
 			}
 			mark(time.Now(), strings.Join(append([]string{s.verb}, s.args...), " "))
-			steps = append(steps, time.Now())
+			steps = append(steps, folderStep{time.Now(), s.verb})
 			if err := s.apply(k, sc, scratch); err != nil {
 				t.Fatalf("line %d: %v", s.line, err)
 			}
@@ -398,40 +410,61 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 
 	evs := pw.events(t)
-	said, loop := map[string][]string{}, map[string][]string{}
+	said, loop := map[string][]claim{}, map[string][]string{}
+	shown := map[string][]string{} // podwatch's ops, each with the restarts it said may come before
 	final := k.History().Snapshot()
 	for _, p := range sc.pods {
-		said[p] = podwatchOps(evs, full(p))
+		said[p] = podwatchSaid(evs, full(p))
+		for _, s := range said[p] {
+			shown[p] = append(shown[p], s.String())
+		}
 		loop[p] = decided(final, full(p))
 	}
-	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, said), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
+	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
 	names := sc.fileNames()
 	// decidedBy is when the kubelet's relist that made a SyncLoop line at
 	// line read the scenario's files: its first relist read of one after the
-	// last step before line; line itself when there is none.
-	decidedBy := func(line time.Time) time.Time {
-		var last time.Time
-		for _, at := range steps {
-			if at.Before(line) {
-				last = at
+	// last step before line; line itself when there is none. byRelist says
+	// the relist decided it: there is such a read, and the last step before
+	// line cannot make the kubelet drop a pod on its watch, which it does
+	// only for a name deleted or renamed away (a file written invalid, or
+	// made to name another pod, changes nothing until the relist).
+	decidedBy := func(line time.Time) (at time.Time, byRelist bool) {
+		var last folderStep
+		for _, st := range steps {
+			if st.at.Before(line) {
+				last = st
 			}
 		}
+		watchDrops := map[string]bool{"remove": true, "rename": true, "sed": true, "move-folder": true, "remove-folder": true}
 		for _, rd := range final.Reads {
-			if rd.Relist && rd.At.After(last) && filepath.Dir(rd.Path) == k.Manifests && slices.Contains(names, filepath.Base(rd.Path)) {
+			if rd.Relist && rd.At.After(last.at) && filepath.Dir(rd.Path) == k.Manifests && slices.Contains(names, filepath.Base(rd.Path)) {
 				if rd.At.Before(line) {
-					return rd.At
+					return rd.At, !watchDrops[last.verb]
 				}
-				return line
+				return line, false
 			}
 		}
-		return line
+		return line, false
 	}
 	for _, p := range sc.pods {
-		if !slices.Equal(loop[p], said[p]) {
+		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
-		d, est, early := pw.removeDelays(t, final, full(p), decidedBy)
-		r.removeDelays, r.estimated, r.early = append(r.removeDelays, d...), append(r.estimated, est...), append(r.early, early...)
+		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy) {
+			r.removes = append(r.removes, rm)
+			// A REMOVE the kubelet's relist decided must say so, or that
+			// podwatch's time for it is an estimate.
+			if rm.byRelist && rm.kind == "watch" {
+				w := fmt.Sprintf("%s: the kubelet's relist decided its REMOVE, but podwatch's message says neither \"at its relist\" nor \"an estimate\": %q", p, rm.message)
+				r.agree = false
+				if sc.disagreement != "" {
+					t.Logf("%s: known disagreement: %s", w, sc.disagreement)
+				} else {
+					t.Error(w)
+				}
+			}
+		}
 	}
 	// The kubelet's watch reads of the scenario's files tell which of a
 	// racy write's states it took in.
@@ -450,14 +483,16 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		t.Errorf("the kubelet did %q, which is none of the outcomes the scenario allows %q: a race it does not know of", r.kubelet, sc.outcomes)
 	}
 	for _, p := range sc.pods {
-		if slices.Equal(loop[p], said[p]) {
+		// A "may restart" in podwatch's message covers that many more
+		// UPDATEs of the kubelet's on the way to it.
+		if covers(said[p], loop[p]) {
 			continue
 		}
 		r.agree = false
 		if sc.disagreement != "" {
-			t.Logf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v: known disagreement: %s", p, loop[p], did[p], said[p], sc.disagreement)
+			t.Logf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v: known disagreement: %s", p, loop[p], did[p], shown[p], sc.disagreement)
 		} else {
-			t.Errorf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], said[p])
+			t.Errorf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], shown[p])
 		}
 	}
 	// Without its watch the kubelet takes in every change at a relist, so
@@ -626,6 +661,19 @@ func lastFollow(evs []v1.Event, fullName string) (reason, message string) {
 		}
 	}
 	return reason, message
+}
+
+// timingLine is one kind's REMOVE timing as one line a script can read:
+// REMOVE-TIMING kind=K n=N median_ms=M min_ms=A max_ms=B before_syncloop=C
+// (the ms fields are absent when n is 0).
+func timingLine(kind string, ds []time.Duration, before int) string {
+	line := fmt.Sprintf("REMOVE-TIMING kind=%s n=%d", kind, len(ds))
+	if len(ds) > 0 {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		line += fmt.Sprintf(" median_ms=%d min_ms=%d max_ms=%d", ds[len(ds)/2].Milliseconds(), ds[0].Milliseconds(), ds[len(ds)-1].Milliseconds())
+	}
+	return line + fmt.Sprintf(" before_syncloop=%d", before)
 }
 
 // spread is n, median, min and max of ds, for the log.
@@ -836,13 +884,25 @@ func (p *podwatch) Write(b []byte) (int, error) {
 	return p.out.Write(b)
 }
 
+// removeTiming is one of podwatch's REMOVE lines against the kubelet's
+// SyncLoop REMOVE it pairs with.
+type removeTiming struct {
+	// delay is how long after the kubelet's line podwatch's came.
+	delay time.Duration
+	// kind is what podwatch's message says: "relist" (at a kubelet relist
+	// podwatch saw), "estimated" (at its own relist, standing in) or
+	// "watch" (on a watch event, at once).
+	kind    string
+	message string
+	// early says it came before the kubelet's relist that decided it had
+	// read the scenario's files; byRelist, that a relist decided it.
+	early, byRelist bool
+}
+
 // removeDelays pairs each REMOVE podwatch printed for the pod fullName
-// with the kubelet's SyncLoop REMOVE of it, in order, and returns how long
-// after the kubelet's line podwatch's came, and of what kind podwatch's
-// was: "relist" (at a kubelet relist podwatch saw), "estimated" (at its own
-// relist, standing in) or "watch" (on a watch event, at once), and whether
-// it came before decidedBy of the kubelet's line.
-func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName string, decidedBy func(line time.Time) time.Time) (delays []time.Duration, estimated []string, early []bool) {
+// with the kubelet's SyncLoop REMOVE of it, in order (see decidedBy in
+// run).
+func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName string, decidedBy func(line time.Time) (time.Time, bool)) []removeTiming {
 	t.Helper()
 	p.mu.Lock()
 	printed := slices.Clone(p.printed)
@@ -851,6 +911,7 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 	evs := p.events(t)
 	counts := map[string]int32{}
 	n := 0
+	var out []removeTiming
 	for i, ev := range evs {
 		o := ev.InvolvedObject
 		if ev.Reason != types.ReasonRemoved || o.Namespace+"/"+o.Name != fullName || i >= len(printed) {
@@ -858,22 +919,21 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 		}
 		for range ev.Count - counts[ev.Name] {
 			if n < len(lines) {
-				delays = append(delays, printed[i].Sub(lines[n]))
 				kind := "watch"
 				switch {
 				case strings.Contains(ev.Message, "an estimate"):
 					kind = "estimated"
-				case strings.HasSuffix(ev.Message, "at its relist"):
+				case strings.Contains(ev.Message, "at its relist"):
 					kind = "relist"
 				}
-				estimated = append(estimated, kind)
-				early = append(early, printed[i].Before(decidedBy(lines[n])))
+				at, byRelist := decidedBy(lines[n])
+				out = append(out, removeTiming{delay: printed[i].Sub(lines[n]), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist})
 			}
 			n++
 		}
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
-	return delays, estimated, early
+	return out
 }
 
 // notAtRelist lists the changes to the pods podwatch printed after the
