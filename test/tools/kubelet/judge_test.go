@@ -302,7 +302,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			// podwatch says so in its log once its detector has seen the
 			// kubelet relist at one period for three cycles.
 			start := time.Now()
-			if err := pw.waitLog(ctx, "kubelet relist phase known"); err != nil {
+			if err := pw.waitPhaseKnown(ctx); err != nil {
 				t.Fatalf("line %d: podwatch never learnt the kubelet's relist phase: %v", s.line, err)
 			}
 			mark(time.Now(), fmt.Sprintf("podwatch knows the kubelet's relist phase (waited %v)", time.Since(start).Round(100*time.Millisecond)))
@@ -837,6 +837,9 @@ type podwatch struct {
 	// than it prints, and a waiter on Events re-checks on every wake-up.
 	logs       bytes.Buffer
 	logChanged chan struct{}
+	// phaseKnown says podwatch's last word on the kubelet's relist phase
+	// was that it is known.
+	phaseKnown bool
 	// parseMu serialises parse, which decodes only what was printed since
 	// it last ran: parsed holds the Events of the first parsedLen bytes.
 	parseMu   sync.Mutex
@@ -852,16 +855,24 @@ func (w logWriter) Write(b []byte) (int, error) {
 	defer w.p.mu.Unlock()
 	close(w.p.logChanged)
 	w.p.logChanged = make(chan struct{})
+	// One record a write: the text handler writes each line whole.
+	switch {
+	case bytes.Contains(b, []byte(`msg="kubelet relist phase known"`)):
+		w.p.phaseKnown = true
+	case bytes.Contains(b, []byte(`msg="kubelet relist phase unknown"`)):
+		w.p.phaseKnown = false
+	}
 	return w.p.logs.Write(b)
 }
 
-// waitLog returns once podwatch's log holds substr.
-func (p *podwatch) waitLog(ctx context.Context, substr string) error {
+// waitPhaseKnown returns once podwatch last logged the kubelet's relist
+// phase as known: on a loaded folder it may learn it and lose it again.
+func (p *podwatch) waitPhaseKnown(ctx context.Context) error {
 	for {
 		p.mu.Lock()
-		ch, found := p.logChanged, strings.Contains(p.logs.String(), substr)
+		ch, known := p.logChanged, p.phaseKnown
 		p.mu.Unlock()
-		if found {
+		if known {
 			return nil
 		}
 		select {
