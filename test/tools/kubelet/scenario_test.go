@@ -20,7 +20,8 @@ import (
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
-// A scenario is one file in testdata/scenarios: a txtar archive whose
+// A scenario is one file in testdata/scenarios or ../scenarios/shared
+// (those the in-process harness plays too): a txtar archive whose
 // comment holds the steps, one a line ('#' starts a comment), and whose
 // files are the manifests the steps write:
 //
@@ -111,6 +112,13 @@ func loadScenarios(t *testing.T) []scenario {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios in testdata/scenarios: %v", err)
 	}
+	// The scenarios the in-process harness (../differential) plays too,
+	// in this language; it also plays those of ours it can.
+	shared, err := filepath.Glob("../scenarios/shared/*.txtar")
+	if err != nil || len(shared) == 0 {
+		t.Fatalf("no scenarios in ../scenarios/shared: %v", err)
+	}
+	files = append(files, shared...)
 	runs := 0
 	if v := os.Getenv("JUDGE_RUNS"); v != "" {
 		if runs, err = strconv.Atoi(v); err != nil || runs < 2 {
