@@ -108,18 +108,7 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	}
 	// The kubelet registers its Node, and with the fake CRI's runtime
 	// status it reports it Ready: the mirror pods are a working node's.
-	var node *v1.Node
-	err = wait.PollUntilContextCancel(apiCtx, time.Second, true, func(ctx context.Context) (bool, error) {
-		n, err := admin.CoreV1().Nodes().Get(ctx, describeNode, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		node = n
-		return nodeReady(n) == v1.ConditionTrue, nil
-	})
-	if err != nil {
-		t.Fatalf("Node %s not Ready: %v; its conditions: %+v", describeNode, err, conditions(node))
-	}
+	waitNodeReady(apiCtx, t, admin, describeNode)
 	t.Logf("kubectl describe pod:\n%s", describe)
 	rows := eventRows(describe)
 	golden := filepath.Join("testdata", "describe.golden")
@@ -181,23 +170,33 @@ func cluster(ctx context.Context, t *testing.T, namespaces ...string) (s *apiser
 	return s, podwatchConfig, kubeletConfig
 }
 
-// nodeReady is the status of n's NodeReady condition; "" when it has none.
-func nodeReady(n *v1.Node) v1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == v1.NodeReady {
-			return c.Status
+// waitNodeReady returns once node has registered and is Ready, within a
+// minute, and fails t otherwise, naming its conditions.
+func waitNodeReady(ctx context.Context, t *testing.T, c kubernetes.Interface, node string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var last *v1.Node
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
 		}
+		last = n
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == v1.NodeReady {
+				return cond.Status == v1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		var conds []v1.NodeCondition
+		if last != nil {
+			conds = last.Status.Conditions
+		}
+		t.Fatalf("Node %s not Ready: %v; its conditions: %+v", node, err, conds)
 	}
-	return ""
-}
-
-// conditions are n's conditions, for a failure's message: none for a Node
-// not registered.
-func conditions(n *v1.Node) []v1.NodeCondition {
-	if n == nil {
-		return nil
-	}
-	return n.Status.Conditions
 }
 
 // webManifest is the static pod of the describe test, running image.

@@ -79,7 +79,7 @@ func TestDescribeShowsTheWarnings(t *testing.T) {
 	// The kubelet makes a mirror pod only once its Node is registered;
 	// before that the pod's status reaches no API object, and the first
 	// warning could not say it.
-	nodeReady(ctx, t, admin, describeNode)
+	waitNodeReady(ctx, t, admin, describeNode)
 	if err := os.WriteFile(filepath.Join(k.Manifests, "web.yaml"), []byte(webManifest("registry.example/web:1")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -120,28 +120,6 @@ func TestDescribeShowsTheWarnings(t *testing.T) {
 	}
 	t.Logf("kubectl describe pod:\n%s", describe)
 	checkTranscript(t, "describe-warnings.golden", withoutIDs(eventRows(describe)))
-}
-
-// nodeReady returns once the kubelet's Node is Ready.
-func nodeReady(ctx context.Context, t *testing.T, c kubernetes.Interface, node string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, cond := range n.Status.Conditions {
-			if cond.Type == v1.NodeReady {
-				return cond.Status == v1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("node %s not Ready: %v", node, err)
-	}
 }
 
 // failFirstStart drives the fake CRI for the static pod fullName: its
