@@ -149,25 +149,9 @@ func TestNoStreamDoesNotSpin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(t0)
 			rt := &streamingRuntime{fakeRuntime: newFakeRuntime(), open: open}
-			f := New(Options{}, rt, clk, nil, (&emitted{}).emit, nil, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				f.watchEvents(ctx, rt)
-			}()
-			defer func() {
-				cancel()
-				<-done
-			}()
+			watchInBackground(t, rt, clk)
 			for clk.Since(t0) < 10*time.Minute {
-				limit := time.Now().Add(5 * time.Second)
-				for !clk.HasWaiters() {
-					if time.Now().After(limit) {
-						t.Fatalf("not waiting on the clock after %d calls: it spins", rt.opened())
-					}
-					time.Sleep(time.Millisecond) // polling a condition, not waiting for time
-				}
+				waitForWaiter(t, clk, rt)
 				clk.Step(10 * time.Second)
 			}
 			if n := rt.opened(); n < 5 || n > 12 {
@@ -188,25 +172,9 @@ func TestStreamThatEndsAfterEventsIsOpenedSoon(t *testing.T) {
 		close(ch)
 		return &fakeStream{ctx: ctx, events: ch}, nil
 	}
-	f := New(Options{}, rt, clk, nil, (&emitted{}).emit, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.watchEvents(ctx, rt)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	watchInBackground(t, rt, clk)
 	for i := 1; i <= 5; i++ {
-		limit := time.Now().Add(5 * time.Second)
-		for !clk.HasWaiters() {
-			if time.Now().After(limit) {
-				t.Fatal("not waiting on the clock")
-			}
-			time.Sleep(time.Millisecond) // polling a condition, not waiting for time
-		}
+		waitForWaiter(t, clk, rt)
 		if n := rt.opened(); n != i {
 			t.Fatalf("after %v, %d calls, want %d", clk.Since(t0), n, i)
 		}
@@ -245,5 +213,34 @@ func TestPokedPoll(t *testing.T) {
 		if got := pokedPoll(tt.next, tt.now, tt.last, DefaultPollInterval); !got.Equal(tt.want) {
 			t.Errorf("pokedPoll(next %v, now %v, last %v) = %v, want %v", tt.next.Sub(t0), tt.now.Sub(t0), tt.last.Sub(t0), got.Sub(t0), tt.want.Sub(t0))
 		}
+	}
+}
+
+// watchInBackground runs a follower's event watch on rt until the test
+// ends.
+func watchInBackground(t *testing.T, rt *streamingRuntime, clk *testingclock.FakeClock) {
+	f := New(Options{}, rt, clk, nil, (&emitted{}).emit, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.watchEvents(ctx, rt)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// waitForWaiter returns once the watch waits on the fake clock, and fails
+// the test when it does not within 5 s of real time: it spins.
+func waitForWaiter(t *testing.T, clk *testingclock.FakeClock, rt *streamingRuntime) {
+	t.Helper()
+	limit := time.Now().Add(5 * time.Second)
+	for !clk.HasWaiters() {
+		if time.Now().After(limit) {
+			t.Fatalf("not waiting on the clock after %d calls: it spins", rt.opened())
+		}
+		time.Sleep(time.Millisecond) // polling a condition, not waiting for time
 	}
 }
