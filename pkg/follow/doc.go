@@ -30,9 +30,14 @@
 //     the kubelet restarts only the containers whose
 //     io.kubernetes.container.hash changes, and that hash covers just the
 //     name and the image (ContainerHash computes it; a test in
-//     test/tools/kubelet holds it to the kubelet's). At the first poll after
-//     the change the follower records the containers created before it: IDs,
-//     hash and the image the kubelet asked for. A container restarts when
+//     test/tools/kubelet holds it to the kubelet's). The pod runs already
+//     when a ready sandbox of that UID was made before podwatch saw the
+//     change, however shortly before (createdSlack does not apply: the
+//     kubelet makes a new UID's sandbox only once the old pod has stopped).
+//     At the first poll after the change the follower records the
+//     containers created before it (but for one made within createdSlack
+//     that already runs the new image: the kubelet's answer): IDs, hash and
+//     the image the kubelet asked for. A container restarts when
 //     its image changed (from ImageSpec.UserSpecifiedImage, or, when the
 //     runtime leaves that empty, from the old hash against ContainerHash of
 //     the new image; with neither, every container is taken as restarted:

@@ -101,3 +101,32 @@ func TestInPlaceUpdateIsNotAContainerRecordedBefore(t *testing.T) {
 	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(5*time.Second))
 	one(t, h.at(6*time.Second), types.ReasonStarted, v1.EventTypeNormal)
 }
+
+// An in-place update written a moment after the pod started (within
+// createdSlack): its sandbox and container, made before podwatch saw the
+// change, are the pod being updated, not the kubelet's answer to it. The
+// follower waits for the new container and says so, not for a new sandbox
+// that never comes.
+func TestInPlaceUpdateJustAfterTheStart(t *testing.T) {
+	const uid = "pinned-uid"
+	h := newHarness(t)
+	h.rt.sandbox("sb", apiserver, uid, t0.Add(800*time.Millisecond), true)
+	old := h.rt.container("sb", "kube-apiserver", "img:1", 0, t0.Add(800*time.Millisecond))
+	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=img:2"))
+	none(t, h.at(1200*time.Millisecond)) // the old container is not the change
+	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(1700*time.Millisecond))
+	one(t, h.at(2*time.Second), types.ReasonStarted, v1.EventTypeNormal, "0.7 s after it was written")
+}
+
+// The same, the kubelet quicker than podwatch: its new container, with the
+// new image, was made just before podwatch saw the change, and is the
+// change done.
+func TestInPlaceUpdateTheKubeletDidFirst(t *testing.T) {
+	const uid = "pinned-uid"
+	h, old := inPlaceHarness(t, uid, "img:1")
+	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(800*time.Millisecond))
+	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=img:2"))
+	one(t, h.at(1200*time.Millisecond), types.ReasonStarted, v1.EventTypeNormal)
+}

@@ -245,11 +245,17 @@ func reason(st *runtimeapi.ContainerStatus) string {
 // with ContainerHash of the new image; when neither is there, the
 // container is taken as restarted, so that a runtime that says nothing
 // earns a late warning rather than a false StaticPodStarted.
+//
+// A ready sandbox of that UID made before podwatch saw the change runs the
+// pod being updated, however shortly before: an edit a moment after the pod
+// started is still in place. createdSlack does not apply to it, as the
+// kubelet makes a sandbox for a UID it did not run only after the pod it
+// replaces has stopped, seconds after the change.
 func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox, obs *observation, after time.Time) {
 	t.restart = map[string]bool{}
 	var running *runtimeapi.PodSandbox
 	for _, s := range sbs {
-		if sandboxUID(s) == uid && ready(s) && created(s.GetCreatedAt()).Before(after) {
+		if sandboxUID(s) == uid && ready(s) && created(s.GetCreatedAt()).Before(t.at) {
 			running = s
 			break
 		}
@@ -258,8 +264,9 @@ func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox,
 		return // a new pod: its sandbox must be new
 	}
 	t.inPlace = true
-	t.before = recordBefore(obs.containers[running.GetId()], after)
-	for name, image := range containerImages(t.ch.Pod) {
+	images := containerImages(t.ch.Pod)
+	t.before = recordBefore(obs.containers[running.GetId()], t.at, after, images)
+	for name, image := range images {
 		old, ok := t.before[name]
 		switch {
 		case !ok:
@@ -288,13 +295,16 @@ type oldContainers struct {
 	hash  string // io.kubernetes.container.hash, "" when absent
 }
 
-// recordBefore records, by name, the containers created before after: a
-// container created later may already be the kubelet's answer to the
-// change, which watches the same folder and may act first.
-func recordBefore(cs []*runtimeapi.Container, after time.Time) map[string]oldContainers {
+// recordBefore records, by name, the containers created before the change
+// (seen at change), but for those created within createdSlack of it (after
+// after) that already run its image (images, by name): the kubelet watches
+// the same folder and may have answered first. One made then with the old
+// image, or with none the runtime tells, ran before the change.
+func recordBefore(cs []*runtimeapi.Container, change, after time.Time, images map[string]string) map[string]oldContainers {
 	var older []*runtimeapi.Container
 	for _, c := range cs {
-		if created(c.GetCreatedAt()).Before(after) {
+		at := created(c.GetCreatedAt())
+		if at.Before(after) || at.Before(change) && !runsImage(c, images[containerName(c)]) {
 			older = append(older, c)
 		}
 	}
@@ -306,6 +316,20 @@ func recordBefore(cs []*runtimeapi.Container, after time.Time) map[string]oldCon
 		out[containerName(c)].ids[c.GetId()] = true
 	}
 	return out
+}
+
+// runsImage says whether c is known to run image: the runtime gives back
+// that image as the kubelet asked for it, or c's hash is the one the
+// kubelet gives a container of that image.
+func runsImage(c *runtimeapi.Container, image string) bool {
+	if image == "" {
+		return false
+	}
+	if u := c.GetImage().GetUserSpecifiedImage(); u != "" {
+		return u == image
+	}
+	h := c.GetAnnotations()[annotationHash]
+	return h != "" && h == ContainerHash(containerName(c), image)
 }
 
 // replaced says whether c is the kubelet's new container for one that ran
