@@ -61,6 +61,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: hostnameOverride})
+	keepLog(t, k)
 	dir := t.TempDir()
 	node := strings.ToLower(hostnameOverride)
 	pw := startPodwatch(t, k.Manifests, node, k.CRISocket)
@@ -239,11 +240,38 @@ type result struct {
 func own(ctx context.Context, t *testing.T, dir, node string, trailingSlash bool) (*kubelet.Kubelet, *podwatch) {
 	t.Helper()
 	k := kubelet.ForTest(ctx, t, kubelet.Config{Dir: dir, NodeName: hostnameOverride, TrailingSlash: trailingSlash})
+	keepLog(t, k)
 	path := k.Manifests
 	if trailingSlash {
 		path += "/"
 	}
 	return k, startPodwatch(t, path, node, k.CRISocket)
+}
+
+// keepLog appends the kubelet's whole log to the file JUDGE_KUBELET_LOG
+// names, if set, when t ends: it lives in t's temporary folder, and a
+// failure logs only its end.
+func keepLog(t *testing.T, k *kubelet.Kubelet) {
+	name := os.Getenv("JUDGE_KUBELET_LOG")
+	if name == "" {
+		return
+	}
+	t.Cleanup(func() {
+		b, err := os.ReadFile(k.Log)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.Write(b); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // run applies a scenario's steps and compares, pod by pod, the kubelet's
@@ -698,7 +726,12 @@ const oneUpdate = time.Second
 // sandboxes show that restart only if the new UID gets to start before the
 // next change: a new UID waits about 10 s for the old pod to go. A REMOVE
 // and an ADD close together but from two updates (a relist right after a
-// delete) bring the same UID back.
+// delete) bring the same UID back. An UPDATE line is an UPDATE too: the
+// pod kept its UID (metadata.uid is set) and its spec, labels or
+// annotations changed, so the kubelet updates it in place, restarting the
+// containers whose image changed in the same sandbox, which the sandboxes
+// do not show. Without metadata.uid every such change is a new UID, and
+// the file source never makes an UPDATE line.
 func decided(s kubelet.Snapshot, fullName string) []string {
 	ops, _ := decidedAt(s, fullName)
 	return ops
@@ -709,9 +742,7 @@ func decided(s kubelet.Snapshot, fullName string) []string {
 func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []time.Time) {
 	var lines []kubelet.SyncLoop
 	for _, l := range s.Loops {
-		// An UPDATE line keeps the UID: no restart, nothing podwatch
-		// claims for a manifest without metadata.uid (none here has one).
-		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE") {
+		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE" || l.Op == "UPDATE") {
 			lines = append(lines, l)
 		}
 	}
@@ -728,9 +759,10 @@ func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []tim
 			i++
 			continue
 		}
-		if l.Op == "ADD" {
+		switch l.Op {
+		case "ADD":
 			lastAdd = l.At
-		} else {
+		case "REMOVE":
 			removes = append(removes, l.At)
 		}
 		out = append(out, l.Op)
