@@ -460,7 +460,18 @@ func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObse
 // those whose window passed. It returns the latest that completed, if
 // one did (see complete).
 func (d *Detector) fileOpened(name string, at time.Time) *candidate {
-	d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool { return at.Sub(c.step) > d.opts.Window })
+	d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
+		if at.Sub(c.step) <= d.opts.Window {
+			return false
+		}
+		if c.opened > 0 {
+			// Said for a folder open that got some way: why a relist
+			// under load goes unrecognised.
+			d.log.Debug("full read of the folder broken off: an open came later than the window after the one before",
+				"path", d.opts.Path, "at", c.at, "opened", c.opened, "of", len(c.want), "gap", at.Sub(c.step), "next", c.want[min(c.next, len(c.want)-1)], "file", name)
+		}
+		return true
+	})
 	advanced := false
 	for _, c := range d.cands {
 		advanced = c.open(name, at) || advanced
