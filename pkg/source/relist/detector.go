@@ -32,13 +32,19 @@ const missingRetry = time.Second
 // and podwatch's own relists may overlap, a third is rare.
 const maxCandidates = 4
 
-// batch is what the watch read at once, or why it stopped.
+// batch is what the watch read at once, or why it stopped. A batch with
+// no events but since set says the queue was found empty then.
 type batch struct {
-	at       time.Time // when it was read
-	events   []event   // in order
-	overflow bool      // events were lost before these
-	gone     bool      // the folder's watch ended, or its name changed in the parent
-	err      error     // the watch failed; nothing more follows
+	at time.Time // when it was read
+	// since is when the queue was last found empty before the read: every
+	// event here arrived after it (zero: not known). Read from a backlog,
+	// the events arrived between since and at, no telling when: only
+	// since says how far apart two opens were at least.
+	since    time.Time
+	events   []event // in order
+	overflow bool    // events were lost before these
+	gone     bool    // the folder's watch ended, or its name changed in the parent
+	err      error   // the watch failed; nothing more follows
 }
 
 // op is what happened to a name in the folder.
@@ -76,7 +82,7 @@ type watcher interface {
 
 // candidate is a folder open that may begin a relist: want lists the
 // files the folder held then, in byte order, which it must open in that
-// order, each within the window of the one before. A name that went (was
+// order, each within the window of the one before (see prune). A name that went (was
 // deleted or moved away, or replaced by what is not a regular file) since
 // the folder open may be skipped: the kubelet does not open a file gone
 // before its turn (its stat fails). A file created after the folder open
@@ -153,7 +159,7 @@ type Detector struct {
 	log     *slog.Logger
 	backoff *backoff.Backoff
 	// Seams for tests; New sets the real ones.
-	newWatch func(path string, clk clock.PassiveClock) (watcher, error)
+	newWatch func(path string, clk clock.PassiveClock, quiet time.Duration) (watcher, error)
 	wallNow  func() time.Time // against file times, which are wall-clock
 
 	running atomic.Bool
@@ -291,7 +297,7 @@ func (d *Detector) Run(ctx context.Context, out chan<- types.RelistObservation) 
 // when ctx ended while sending.
 func (d *Detector) start(ctx context.Context, out chan<- types.RelistObservation) bool {
 	d.retryIn = 0
-	w, err := d.newWatch(d.opts.Path, d.clk)
+	w, err := d.newWatch(d.opts.Path, d.clk, d.quiet())
 	if err != nil {
 		d.retryIn = missingRetry
 		switch {
@@ -376,6 +382,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 		d.log.Warn("watch for the kubelet's relist failed", "path", d.opts.Path, "err", b.err, "retry", d.retryIn)
 		return d.emit(ctx, out, d.tracker.Observable(d.clk.Now(), false, "the folder is not watched: "+b.err.Error()), nil)
 	}
+	d.prune(b.since)
 	if b.overflow {
 		d.log.Warn("inotify queue overflowed: the kubelet's relist phase is unknown until seen again", "path", d.opts.Path)
 		d.cands = d.cands[:0]
@@ -450,28 +457,40 @@ func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObse
 		}
 	}
 	if len(d.cands) == maxCandidates {
+		c := d.cands[0]
+		d.log.Debug("full read of the folder set aside: too many folder opens followed at once",
+			"path", d.opts.Path, "at", c.at, "opened", c.opened, "of", len(c.want), "next", c.want[min(c.next, len(c.want)-1)])
 		d.cands = append(d.cands[:0], d.cands[1:]...)
 	}
 	d.cands = append(d.cands, &candidate{at: at, want: want, step: at})
 	return true
 }
 
-// fileOpened advances the candidates name is the next file of and drops
-// those whose window passed. It returns the latest that completed, if
-// one did (see complete).
-func (d *Detector) fileOpened(name string, at time.Time) *candidate {
+// quiet is how long after a batch the watch looks again whether its
+// queue is empty, when nothing came meanwhile: a little over the window,
+// so that an open after a pause that long is known to be too late.
+func (d *Detector) quiet() time.Duration { return d.opts.Window + d.opts.Window/4 }
+
+// prune drops the candidates whose last open was more than the window
+// before since: every open still to come arrived after since. A gap is
+// measured from when the watch found its queue empty, never from when it
+// read an event: read late, from a backlog, opens that came in a row seem
+// far apart, and that is the detector's lateness, not the reader's.
+func (d *Detector) prune(since time.Time) {
 	d.cands = slices.DeleteFunc(d.cands, func(c *candidate) bool {
-		if at.Sub(c.step) <= d.opts.Window {
+		if since.Sub(c.step) <= d.opts.Window {
 			return false
 		}
-		if c.opened > 0 {
-			// Said for a folder open that got some way: why a relist
-			// under load goes unrecognised.
-			d.log.Debug("full read of the folder broken off: an open came later than the window after the one before",
-				"path", d.opts.Path, "at", c.at, "opened", c.opened, "of", len(c.want), "gap", at.Sub(c.step), "next", c.want[min(c.next, len(c.want)-1)], "file", name)
-		}
+		// Why a relist goes unrecognised: the file it stopped at.
+		d.log.Debug("full read of the folder broken off: no open for longer than the window after the one before",
+			"path", d.opts.Path, "at", c.at, "opened", c.opened, "of", len(c.want), "gap", since.Sub(c.step), "next", c.want[min(c.next, len(c.want)-1)])
 		return true
 	})
+}
+
+// fileOpened advances the candidates name is the next file of, read at
+// at. It returns the latest that completed, if one did (see complete).
+func (d *Detector) fileOpened(name string, at time.Time) *candidate {
 	advanced := false
 	for _, c := range d.cands {
 		advanced = c.open(name, at) || advanced

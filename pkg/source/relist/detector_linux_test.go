@@ -158,8 +158,8 @@ func startDetector(t *testing.T, dir string, wantUp bool, modify ...func(*Detect
 	}
 	up := make(chan struct{})
 	var once sync.Once
-	d.newWatch = func(path string, clk clock.PassiveClock) (watcher, error) {
-		w, err := newPlatformWatch(path, clk)
+	d.newWatch = func(path string, clk clock.PassiveClock, quiet time.Duration) (watcher, error) {
+		w, err := newPlatformWatch(path, clk, quiet)
 		if err == nil {
 			once.Do(func() { close(up) })
 		}
@@ -558,7 +558,7 @@ func TestDetectorFullReadOfYoungFilesMayBeOwn(t *testing.T) {
 // it too; BenchmarkReaderAlone measures it alone.
 func BenchmarkDetectorRelist(b *testing.B) {
 	dir := benchDir(b, 100)
-	w, err := newPlatformWatch(dir, clock.RealClock{})
+	w, err := newPlatformWatch(dir, clock.RealClock{}, DefaultWindow)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -609,7 +609,7 @@ func BenchmarkDetectorHandle(b *testing.B) {
 		for _, churn := range []bool{false, true} {
 			b.Run(fmt.Sprintf("files=%d/churn=%v", n, churn), func(b *testing.B) {
 				dir := benchDir(b, n)
-				w, err := newPlatformWatch(dir, clock.RealClock{})
+				w, err := newPlatformWatch(dir, clock.RealClock{}, DefaultWindow)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -627,7 +627,7 @@ func BenchmarkDetectorHandle(b *testing.B) {
 				seen := 0
 				for b.Loop() {
 					at = at.Add(20 * time.Second)
-					bt.at = at
+					bt.at, bt.since = at, at
 					d.handle(ctx, out, bt)
 					for len(out) > 0 {
 						if o := <-out; o.Relist != nil {

@@ -52,7 +52,7 @@ func startFake(t *testing.T, names []string, fails ...error) *fakeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.newWatch = func(string, clock.PassiveClock) (watcher, error) {
+	d.newWatch = func(string, clock.PassiveClock, time.Duration) (watcher, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.calls++
@@ -89,11 +89,15 @@ func (f *fakeRun) nextWatch() *fakeWatch {
 	}
 }
 
-// send hands a batch to the detector, read at the clock's time; an
+// send hands a batch to the detector, read at the clock's time (from a
+// queue found empty just before, unless b.since says otherwise); an
 // observation the detector is trying to send meanwhile fails the test.
 func (f *fakeRun) send(b batch) {
 	f.t.Helper()
 	b.at = f.clk.Now()
+	if b.since.IsZero() {
+		b.since = b.at
+	}
 	select {
 	case f.w.ch <- b:
 	case o := <-f.out:
@@ -290,7 +294,7 @@ func TestDetectorRunTwice(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan types.RelistObservation)
 	done := make(chan error, 1)
-	d.newWatch = func(string, clock.PassiveClock) (watcher, error) {
+	d.newWatch = func(string, clock.PassiveClock, time.Duration) (watcher, error) {
 		return nil, errUnsupported
 	}
 	go func() { done <- d.Run(ctx, out) }()

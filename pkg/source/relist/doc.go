@@ -12,6 +12,15 @@
 // has: the folder opened, then every regular non-dot file in it opened in
 // byte order, each open within Options.Window of the one before.
 //
+// That gap is the reader's, not the Detector's: on a loaded node the
+// Detector reads its queue late, and opens that came in a row are read
+// far apart. So a gap is measured from the open before to when the queue
+// was found empty after it (the watch looks before each read, and once
+// more when nothing came for a little over the window after a batch):
+// every open read after that came later. Opens read from a backlog are
+// never too far apart; a pause of the reader's, seen as a queue empty for
+// longer than the window, breaks the read off.
+//
 // The Detector watches the folder with an inotify instance of its own for
 // IN_OPEN (the folder's and its files'). Inotify says nothing of who opened
 // a file and merges a repeated event not yet read, so opens are never

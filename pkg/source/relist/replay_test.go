@@ -28,9 +28,12 @@ import (
 //	MS went NAME        deleted or moved away
 //	MS overflow NAME... events lost; the folder now holds NAME...
 //	MS kubelet          the kubelet's own log says it began a relist
+//	MS quiet            the queue found empty, nothing read
 //
-// Events at one time are one batch, read then. Blank lines and lines
-// starting with # are left out.
+// Events at one time are one batch, read then, from a queue found empty
+// just before; MS~SINCE is a batch read at MS from a backlog, the queue
+// last found empty at SINCE. Blank lines and lines starting with # are
+// left out.
 type trace struct {
 	names   []string
 	batches []batch
@@ -55,17 +58,23 @@ func parseTrace(t *testing.T, name, text string) trace {
 			slices.Sort(tr.names)
 			continue
 		}
-		ms, err := strconv.ParseFloat(f[0], 64)
+		readAt, emptyAt, backlog := strings.Cut(f[0], "~")
+		ms, err := strconv.ParseFloat(readAt, 64)
+		sinceMS := ms
+		if backlog && err == nil {
+			sinceMS, err = strconv.ParseFloat(emptyAt, 64)
+		}
 		if err != nil || len(f) < 2 {
-			t.Fatalf("%s:%d: want MS OP [NAME], got %q", name, n, line)
+			t.Fatalf("%s:%d: want MS[~SINCE] OP [NAME], got %q", name, n, line)
 		}
 		at := base.Add(time.Duration(ms * float64(time.Millisecond)))
+		since := base.Add(time.Duration(sinceMS * float64(time.Millisecond)))
 		if f[1] == "kubelet" {
 			tr.kubelet = append(tr.kubelet, at)
 			continue
 		}
-		if len(tr.batches) == 0 || !tr.batches[len(tr.batches)-1].at.Equal(at) {
-			tr.batches = append(tr.batches, batch{at: at})
+		if len(tr.batches) == 0 || !tr.batches[len(tr.batches)-1].at.Equal(at) || f[1] == "quiet" {
+			tr.batches = append(tr.batches, batch{at: at, since: since})
 		}
 		b := &tr.batches[len(tr.batches)-1]
 		arg := ""
@@ -73,6 +82,7 @@ func parseTrace(t *testing.T, name, text string) trace {
 			arg = f[2]
 		}
 		switch f[1] {
+		case "quiet":
 		case "open":
 			if arg == "." {
 				arg = ""
@@ -233,6 +243,21 @@ func TestSignature(t *testing.T) {
 	}, {
 		name:  "a deleted file's gap does not stretch the window",
 		trace: "ls a b c\n0 open .\n0 open a\n50 went b\n101 open c",
+	}, {
+		name: "opens read late from a backlog seem far apart, and are not",
+		trace: "ls a b c d\n0 open .\n0 open a\n150~0 open b\n300~0 open c\n" +
+			"450~0 open d",
+		want: []string{"0/4"},
+	}, {
+		name:  "a backlog found once empty again after the window",
+		trace: "ls a b c\n0 open .\n0 open a\n150~0 open b\n300~251 open c",
+	}, {
+		name:  "a pause: the queue found empty longer than the window, then the next open",
+		trace: "ls a b c\n0 open .\n0 open a\n30 open b\n155 quiet\n160 open c",
+	}, {
+		name:  "the queue found empty within the window: no pause",
+		trace: "ls a b c\n0 open .\n0 open a\n30 open b\n125 quiet\n240~125 open c",
+		want:  []string{"0/3"},
 	}, {
 		name:  "the folder as events left it: a file created since the watch started is waited for",
 		trace: "ls a\n0 came b\n500 open .\n500 open a\n501 open b\n1000 open .\n1000 open a",

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,20 +43,26 @@ type inotifyWatch struct {
 	wdParent int32
 	base     string
 	clk      clock.PassiveClock
+	raw      syscall.RawConn // f's descriptor, for FIONREAD
+	quiet    time.Duration   // see Detector.quiet
 	ch       chan batch
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
 }
 
-func newPlatformWatch(path string, clk clock.PassiveClock) (_ watcher, err error) {
+func newPlatformWatch(path string, clk clock.PassiveClock, quiet time.Duration) (_ watcher, err error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, limitHint(os.NewSyscallError("inotify_init1", err))
 	}
 	w := &inotifyWatch{
 		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk,
-		ch: make(chan batch), stop: make(chan struct{}), done: make(chan struct{}),
+		quiet: quiet, ch: make(chan batch), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if w.raw, err = w.f.SyscallConn(); err != nil {
+		w.f.Close()
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -162,11 +169,34 @@ func (w *inotifyWatch) Close() {
 	})
 }
 
+// read reads the queue until Close, and says with every batch when the
+// queue was last found empty before it (batch.since): it looks before
+// each read, and once more when nothing came for quiet after a batch,
+// which it then reports alone. So an open read late, from a backlog, is
+// not taken for one that came late, and a pause is known for one.
 func (w *inotifyWatch) read() {
 	defer close(w.done)
 	buf := make([]byte, 64<<10)
+	var empty time.Time
 	for {
+		if at, ok := w.empty(); ok {
+			empty = at
+		}
 		n, err := w.f.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// Nothing came for quiet since the last batch: say so if the
+			// queue is still empty, then wait as long as it takes.
+			err = w.f.SetReadDeadline(time.Time{})
+			if at, ok := w.empty(); ok && err == nil {
+				empty = at
+				if !w.send(batch{at: at, since: at}) {
+					return
+				}
+			}
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			select {
 			case <-w.stop:
@@ -176,11 +206,30 @@ func (w *inotifyWatch) read() {
 			return
 		}
 		b := w.parse(buf[:n])
-		b.at = w.clk.Now()
+		b.at, b.since = w.clk.Now(), empty
 		if (len(b.events) > 0 || b.overflow || b.gone) && !w.send(b) {
 			return
 		}
+		// A read deadline is the runtime's own timer, on the real clock:
+		// only how long it waits matters, not the time it is set to.
+		if err := w.f.SetReadDeadline(time.Now().Add(w.quiet)); err != nil {
+			w.send(batch{err: fmt.Errorf("reading inotify events: %w", err)})
+			return
+		}
 	}
+}
+
+// empty reports whether the queue holds nothing, and a time no later
+// than when it was found so: every event read after arrived later.
+// (TIOCINQ is FIONREAD, which inotify answers with the bytes queued.)
+func (w *inotifyWatch) empty() (time.Time, bool) {
+	at := w.clk.Now()
+	var n int
+	var ierr error
+	if err := w.raw.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil || ierr != nil {
+		return time.Time{}, false
+	}
+	return at, n == 0
 }
 
 // parse keeps, in order, the opens of the folder (name "") and of its

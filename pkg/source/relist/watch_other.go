@@ -2,6 +2,12 @@
 
 package relist
 
-import "k8s.io/utils/clock"
+import (
+	"time"
 
-func newPlatformWatch(string, clock.PassiveClock) (watcher, error) { return nil, errUnsupported }
+	"k8s.io/utils/clock"
+)
+
+func newPlatformWatch(string, clock.PassiveClock, time.Duration) (watcher, error) {
+	return nil, errUnsupported
+}
