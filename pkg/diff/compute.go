@@ -479,10 +479,26 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: c.changeAt(f, fileChanged),
+		Pod: f.Pod, At: c.changeAt(f, fileChanged), Back: c.takeBack(key, f, fileChanged),
 		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
+}
+
+// takeBack is the window of a change to f's pod that a relist podwatch
+// did not see makes, taking back the pod the kubelet ran from f before a
+// watch event gave it another file (see types.TakeBack); zero for any
+// other change. At is then podwatch's own relist, after the kubelet's
+// may have been and gone: the window lets a follower count the pod the
+// kubelet started in between.
+func (c *computation) takeBack(key string, f *types.File, fileChanged bool) types.TakeBack {
+	if !c.relisted || !c.estimated || !fileChanged {
+		return types.TakeBack{}
+	}
+	if b, ok := c.kv.takenBack[key]; ok && b.file == f.Name {
+		return b.back
+	}
+	return types.TakeBack{}
 }
 
 func (c *computation) remove(key string, p PodState, why string) {

@@ -80,6 +80,41 @@ type kubeletView struct {
 	// only, until it restarts, which podwatch cannot see. seenFolder: a
 	// snapshot found the folder.
 	watchGone, seenFolder bool
+	// What a relist podwatch did not see takes back, so that a follower
+	// can tell the pod it runs (types.TakeBack); at is when the step's
+	// snapshot was taken:
+	//   - ran holds, per key, the file and content the store gives it and
+	//     when podwatch saw the kubelet take them in (a watch event's
+	//     snapshot, or a relist it saw; zero after a relist it stood in
+	//     for, whose time bounds nothing the kubelet did);
+	//   - back holds, per key a watch event gave another file since the
+	//     last relist, ran's entry before and when that event was seen;
+	//     a second such event, or the key dropped, leaves it unknown (not
+	//     ok): the relist no longer takes back the pod one event replaced;
+	//   - takenBack holds, per key, what this step's relist took back.
+	at        time.Time
+	ran       map[string]ranFrom
+	back      map[string]displaced
+	takenBack map[string]takenBack
+}
+
+// ranFrom is what the kubelet runs a pod from, and since when (see ran).
+type ranFrom struct {
+	file, config string
+	at           time.Time
+}
+
+// displaced is the pod a watch event replaced (see back).
+type displaced struct {
+	ran   ranFrom
+	since time.Time
+	ok    bool
+}
+
+// takenBack is a relist's return to the file a watch event displaced.
+type takenBack struct {
+	file string
+	back types.TakeBack
 }
 
 // hold keeps p, removed while the store still holds key.
@@ -102,6 +137,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.dropped, n.passed = maps.Clone(v.dropped), maps.Clone(v.passed)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
+	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
 	return &n
 }
 
@@ -129,7 +165,8 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.passed, v.goneBorn, v.from = nil, nil, nil, nil
+	v.dropped, v.passed, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil, nil
+	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
 		// is taken in against the last one read.
@@ -332,13 +369,17 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 			v.plain = false // another file's pod goes, or the store comes back
 		}
 		delete(v.store, key)
+		delete(v.ran, key)
+		if _, ok := v.back[key]; ok {
+			v.back[key] = displaced{}
+		}
 		if v.dropped == nil {
 			v.dropped = map[string]string{}
 		}
 		v.dropped[key] = name
 		v.empty = false
 	case validPod(f):
-		v.took(name, f.Pod.Key)
+		v.took(name, f.Pod)
 	default:
 		// Unreadable, invalid or no regular file: the kubelet's read fails
 		// and it keeps what it has, the file's last good pod included.
@@ -350,9 +391,13 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 
 // took is the kubelet reading a valid pod of key from name on a watch
 // event: it goes into the store under key, whatever file gave it before.
-func (v *kubeletView) took(name, key string) {
+func (v *kubeletView) took(name string, p *types.Pod) {
+	key := p.Key
 	if old, ok := v.store[key]; ok && old != name {
 		v.plain = false // a second file for the key, or a shadowed one
+		if !v.empty {
+			v.displace(key, name)
+		}
 	}
 	if old, ok := v.keys[name]; ok && old != key {
 		if v.store[old] == name {
@@ -365,6 +410,64 @@ func (v *kubeletView) took(name, key string) {
 	v.store[key] = name
 	v.keys[name] = key
 	v.empty = false
+	v.setRan(key, ranFrom{file: name, config: p.Config, at: v.at})
+}
+
+// displace notes a watch event that gives key the file name in place of
+// the one the kubelet ran its pod from (see back).
+func (v *kubeletView) displace(key, name string) {
+	b, again := v.back[key]
+	switch {
+	case again && b.ok && b.ran.file == name:
+		delete(v.back, key) // the file displaced is back: nothing for a relist to take back
+	case again:
+		v.back[key] = displaced{}
+	default:
+		if v.back == nil {
+			v.back = map[string]displaced{}
+		}
+		v.back[key] = displaced{ran: v.ran[key], since: v.at, ok: true}
+	}
+}
+
+// setRan records r as what the kubelet runs key's pod from, unless it
+// already ran it from that file and content.
+func (v *kubeletView) setRan(key string, r ranFrom) {
+	if old, ok := v.ran[key]; ok && old.file == r.file && old.config == r.config {
+		return
+	}
+	if v.ran == nil {
+		v.ran = map[string]ranFrom{}
+	}
+	v.ran[key] = r
+}
+
+// tookBack records, for a relist that replaced the store with store, the
+// keys it gave back the file a single watch event had displaced, with
+// the same content, and what the kubelet now runs each key from (at: the
+// relist's time, zero when podwatch did not see it).
+func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at time.Time) {
+	back := v.back
+	v.back = nil
+	ran := make(map[string]ranFrom, len(store))
+	for key, name := range store {
+		r := ranFrom{file: name, at: at}
+		if f := lookup(snap.Files, name); f != nil && validPod(f) {
+			r.config = f.Pod.Config
+		}
+		if b, ok := back[key]; ok && b.ok && !b.ran.at.IsZero() && !b.since.IsZero() &&
+			b.ran.file == r.file && b.ran.config == r.config && r.config != "" {
+			if v.takenBack == nil {
+				v.takenBack = map[string]takenBack{}
+			}
+			v.takenBack[key] = takenBack{file: name, back: types.TakeBack{Since: b.since, Ran: b.ran.at}}
+		}
+		if old, ok := v.ran[key]; ok && old.file == r.file && old.config == r.config {
+			r = old
+		}
+		ran[key] = r
+	}
+	v.ran = ran
 }
 
 // replace is the kubelet's relist of snap's folder.
@@ -374,6 +477,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	v.born, v.unread, v.owed, v.lastGone = nil, nil, nil, ""
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
+		v.ran, v.back = nil, nil
 		return
 	}
 	// A relist seen after the fact read the files as they were then: one
@@ -419,8 +523,10 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	}
 	if len(store) == 0 && len(v.store) > 0 {
 		v.empty, v.plain = true, false
+		v.ran, v.back = nil, nil
 		return
 	}
+	v.tookBack(snap, store, at)
 	v.store, v.empty, v.plain = store, false, plain
 	for key := range v.held {
 		if _, ok := store[key]; !ok {

@@ -22,6 +22,8 @@ type stepper struct {
 	// extra makes the next relist podwatch's own (Snapshot.Extra), with
 	// the events given.
 	extra bool
+	// seen makes each relist the kubelet's, seen (Snapshot.KubeletRelist).
+	seen bool
 }
 
 func newStepper(t *testing.T) *stepper {
@@ -80,6 +82,9 @@ func (s *stepper) advance(relist bool, events []types.WatchEvent, changed []stri
 	}
 	if !relist || s.extra {
 		snap.Events = events
+	}
+	if relist && s.seen {
+		snap.KubeletRelist = s.now
 	}
 	for _, name := range []string{"#web.yaml#", "web.yaml", "web.yaml.bak", "web.yaml~", "x.yaml"} {
 		if f, ok := s.files[name]; ok {

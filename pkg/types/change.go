@@ -81,6 +81,12 @@ type Change struct {
 	// runtime can say how long the kubelet took. Zero when unknown (a file
 	// that is gone).
 	At time.Time
+	// Back is set on an UPDATE that the kubelet makes at a relist podwatch
+	// did not see (At is then podwatch's own relist, an estimate) when that
+	// relist takes back the pod the kubelet ran until a watch event gave
+	// the pod another file: the window in which the kubelet made the
+	// change. Zero for every other change.
+	Back TakeBack
 	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
 	// the published pod it leads to (file, content hash, restart identity;
 	// nothing for a REMOVE). A change recomputed after a restart from the
@@ -90,3 +96,24 @@ type Change struct {
 	// crash from a real repeat. Empty for a problem.
 	ID string
 }
+
+// TakeBack is the window of a Change the kubelet made at a relist podwatch
+// did not see, which takes back the pod it ran before a watch event (see
+// Change.Back). The kubelet runs one UID per pod at a time and creates a
+// new UID's sandbox only once the old pod stopped, so whoever follows the
+// change to the runtime can tell the pod taken back by its UID: that of
+// the sandbox created between Ran and Since.
+type TakeBack struct {
+	// Since is when podwatch saw the watch event that gave the pod another
+	// file: the earliest the kubelet can have made the change. Its relist
+	// fell after Since and, when not after At, between the two.
+	Since time.Time
+	// Ran is when podwatch saw the kubelet begin to run the pod taken back
+	// (the watch event, or the relist podwatch saw, that gave it that file
+	// and content): no earlier than the kubelet began, so that a sandbox
+	// created between Ran and Since can only be that pod's.
+	Ran time.Time
+}
+
+// IsZero says that b holds no window: the change is an ordinary one.
+func (b TakeBack) IsZero() bool { return b.Since.IsZero() }
