@@ -46,6 +46,17 @@
 //     than the old one (a crash restart of the old container keeps the
 //     old hash), and the others still run; an update that restarts nothing
 //     is not followed.
+//   - an UPDATE that a relist podwatch did not see makes, taking back the
+//     pod the kubelet ran before a watch event (types.TakeBack: At is
+//     podwatch's own relist, and the kubelet's may have come, and the pod
+//     started, long before): the pod taken back is known by the UID of the
+//     newest sandbox created before the watch event, when that sandbox was
+//     created after the kubelet began to run it (a new UID's sandbox comes
+//     only once the old pod stopped, so it is no other pod's). Then the
+//     newest sandbox counts only with that UID and created after the watch
+//     event, before At or after (one before At is timed from the event);
+//     the watch event's own pod never does.
+//     When the UID is not known the change is judged as any other.
 //   - REMOVE: no sandbox of the pod is READY and none of its containers
 //     runs.
 //

@@ -67,6 +67,10 @@ type Follower struct {
 	mirrors MirrorPods
 	// source names what rt reads, for the messages.
 	source string
+	// grain is how much earlier than the time rt gives a sandbox may have
+	// been created: zero for the runtime, just under a second for mirror
+	// pods, whose times are whole seconds taken as the last instant.
+	grain time.Duration
 
 	mu      sync.Mutex
 	pending []types.Change

@@ -127,7 +127,19 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	}
 	var sb *runtimeapi.PodSandbox
 	t.uid = uid
+	back := ""
+	if t.ch.Op == types.OpUpdate && !t.inPlace {
+		back = f.takenBack(sbs, t.ch.Back, uid)
+	}
 	for _, s := range sbs {
+		if back != "" {
+			// The kubelet runs one UID at a time: only its newest sandbox
+			// can be the pod taken back, and only once it has that UID.
+			if sandboxUID(s) == back && !f.earliest(s).Before(t.ch.Back.Since) {
+				sb = s
+			}
+			break
+		}
 		if uid != "" && sandboxUID(s) != uid {
 			continue
 		}
@@ -158,6 +170,12 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	last := created(sb.GetCreatedAt())
 	if t.inPlace {
 		last = t.at
+	}
+	from := t.at
+	if back != "" && last.Before(from) {
+		// Created before podwatch's own relist dated the change: timed
+		// from the watch event, the earliest the kubelet can have made it.
+		from = t.ch.Back.Since
 	}
 	cs := newest(obs.containers[sb.GetId()])
 	names := containerNames(t.ch.Pod)
@@ -205,7 +223,46 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	if why := f.notReady(ctx, key, sandboxUID(sb)); why != "" {
 		return false, why, types.CauseContainerNotRunning, 0
 	}
-	return true, "", "", last.Sub(t.at)
+	return true, "", "", last.Sub(from)
+}
+
+// takenBack is the UID of the pod that a change made at a relist podwatch
+// did not see takes back (types.TakeBack), "" when there is no window or
+// the runtime does not show that pod: the UID of the newest sandbox
+// created before the watch event that displaced it, if that sandbox was
+// created after the kubelet began to run the pod (Ran). A new UID's
+// sandbox is created only once the old pod stopped, so that sandbox can
+// be no other pod's; one created earlier may be the pod before, which the
+// kubelet may still have been stopping, or bringing back, when the watch
+// event came. Where the manifest pins the UID (uid), it must be that one.
+// A sandbox whose time (of a coarse source) does not say on which side of
+// Since it was created leaves the UID unknown.
+//
+// Knowing the UID is what lets the follower accept a sandbox created
+// before the change's At, within the window: the watch event's own pod,
+// whose sandbox the kubelet may create there too, has another UID; and
+// when the UID is not known, the follower counts only what comes after At,
+// as for any change.
+func (f *Follower) takenBack(sbs []*runtimeapi.PodSandbox, b types.TakeBack, uid string) string {
+	if b.IsZero() || b.Ran.IsZero() {
+		return ""
+	}
+	for _, s := range sbs { // newest first
+		if !f.earliest(s).Before(b.Since) {
+			continue // within the window
+		}
+		if !created(s.GetCreatedAt()).Before(b.Since) || f.earliest(s).Before(b.Ran) || (uid != "" && sandboxUID(s) != uid) {
+			return ""
+		}
+		return sandboxUID(s)
+	}
+	return ""
+}
+
+// earliest is when s may have been created at the earliest: its creation
+// time, less the grain of a source that keeps whole seconds.
+func (f *Follower) earliest(s *runtimeapi.PodSandbox) time.Time {
+	return created(s.GetCreatedAt()).Add(-f.grain)
 }
 
 // containerProblem is what keeps a container from counting as running or

@@ -43,7 +43,15 @@ import (
 //
 // The API's times are whole seconds: each is taken as the last instant of
 // its second, so that a pod started in the second of the change counts as
-// started after it; a time reported may be up to a second long.
+// started after it; a time reported may be up to a second long. Where the
+// judge needs a sandbox created surely before or after a time (a change
+// taken back at a relist, types.TakeBack), the follower's grain allows
+// for that second.
+//
+// A mirror pod replaced by another (a new UID) stays a sandbox, not ready
+// and with no container, for as long as the pod is read (the last few):
+// a change taken back at a relist is judged by the UID of the pod that
+// ran before a watch event replaced it.
 //
 // The mirror pod holds no container's image as the kubelet was asked for
 // it, nor its hash, so the judge takes every container of an in-place
@@ -62,10 +70,19 @@ type mirrorSource struct {
 }
 
 // mirrorRead is a pod's mirror pod as last read: nil when there was none.
+// before are the mirror pods read earlier that another has replaced since,
+// oldest first, at most keepReplaced.
 type mirrorRead struct {
-	pod *v1.Pod
-	at  time.Time
+	pod    *v1.Pod
+	at     time.Time
+	before []*v1.Pod
 }
+
+// keepReplaced bounds the replaced mirror pods kept per pod: the judge of
+// a change taken back at a relist (types.TakeBack) looks for the pod that
+// ran before a watch event, which at most the watch event's pod and the
+// one taken back have replaced since.
+const keepReplaced = 3
 
 // podScoped is a Runtime that reads only the pods it is told of: before
 // each poll, the follower tells it which changes it follows and which
@@ -103,6 +120,7 @@ func NewFromMirrorPods(opts Options, pods MirrorPods, clk clock.WithTicker, log 
 	src := &mirrorSource{pods: pods, clk: clk, idle: opts.withDefaults().IdlePollInterval, log: log, cache: map[string]*mirrorRead{}}
 	f := New(opts, src, clk, log, emit, obs, known)
 	f.source = "the API server (mirror pods)"
+	f.grain = time.Second - time.Nanosecond
 	return f.WithMirrorPods(src)
 }
 
@@ -138,8 +156,25 @@ func (s *mirrorSource) refresh(ctx context.Context, followed, static []string) {
 			s.err = fmt.Errorf("read the mirror pod %s: %w", k, err)
 			return
 		}
-		s.cache[k] = &mirrorRead{pod: pod, at: now}
+		s.cache[k] = s.cache[k].next(pod, now)
 	}
+}
+
+// next is the read of pod at now after r (nil: none before): a mirror pod
+// that replaces another keeps that one among those replaced.
+func (r *mirrorRead) next(pod *v1.Pod, now time.Time) *mirrorRead {
+	n := &mirrorRead{pod: pod, at: now}
+	if r == nil {
+		return n
+	}
+	n.before = r.before
+	if r.pod != nil && (pod == nil || pod.UID != r.pod.UID) {
+		n.before = append(slices.Clip(n.before), r.pod)
+		if len(n.before) > keepReplaced {
+			n.before = n.before[len(n.before)-keepReplaced:]
+		}
+	}
+	return n
 }
 
 // MirrorPod serves the follower's explanations from the poll's reads, so
@@ -159,6 +194,13 @@ func (s *mirrorSource) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFil
 	for _, r := range s.cache {
 		if r.pod != nil {
 			out = append(out, mirrorSandbox(r.pod))
+		}
+		for _, p := range r.before {
+			// Replaced: the kubelet deletes a mirror pod of another UID
+			// only once it syncs the new pod, after the old one stopped.
+			sb := mirrorSandbox(p)
+			sb.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+			out = append(out, sb)
 		}
 	}
 	return out, nil
