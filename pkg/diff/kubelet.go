@@ -444,8 +444,9 @@ func (v *kubeletView) setRan(key string, r ranFrom) {
 
 // tookBack records, for a relist that replaced the store with store, the
 // keys it gave back the file a single watch event had displaced, with
-// the same content, and what the kubelet now runs each key from (at: the
-// relist's time, zero when podwatch did not see it).
+// the same content (and when the kubelet began to run it, zero when
+// unknown), and what the kubelet now runs each key from (at: the relist's
+// time, zero when podwatch did not see it).
 func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at time.Time) {
 	back := v.back
 	v.back = nil
@@ -455,7 +456,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 		if f := lookup(snap.Files, name); f != nil && validPod(f) {
 			r.config = f.Pod.Config
 		}
-		if b, ok := back[key]; ok && b.ok && !b.ran.at.IsZero() && !b.since.IsZero() &&
+		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() &&
 			b.ran.file == r.file && b.ran.config == r.config && r.config != "" {
 			if v.takenBack == nil {
 				v.takenBack = map[string]takenBack{}

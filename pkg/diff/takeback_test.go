@@ -38,8 +38,9 @@ func TestKubeletTakeBackWindow(t *testing.T) {
 
 // No window where podwatch cannot bound the kubelet's act: a relist it saw
 // dates the change exactly; after two watch events before the relist it
-// is not one pod the relist takes back; and a pod first run at a relist
-// podwatch did not see began at a time it does not know.
+// is not one pod the relist takes back. A pod first run at a relist
+// podwatch did not see began at a time it does not know: a window with no
+// Ran.
 func TestKubeletTakeBackWindowOnlyWhenBounded(t *testing.T) {
 	web, bak, tilde := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0), valid("", pod("web", "img:2"), t0)
 	setup := func(t *testing.T) *stepper {
@@ -77,8 +78,9 @@ func TestKubeletTakeBackWindowOnlyWhenBounded(t *testing.T) {
 		s := newStepper(t)
 		s.step(true, map[string]*types.File{"web.yaml": &web, "web.yaml.bak": &bak})
 		s.chmod("web.yaml")
-		if ch := relistBack(t, s); !ch.Back.IsZero() {
-			t.Fatalf("window %+v, want none", ch.Back)
+		since := s.now
+		if ch := relistBack(t, s); !ch.Back.Since.Equal(since) || !ch.Back.Ran.IsZero() {
+			t.Fatalf("window %+v, want one since the chmod, %v, with no time the pod began", ch.Back, since)
 		}
 	})
 }

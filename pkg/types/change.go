@@ -102,7 +102,7 @@ type Change struct {
 // Change.Back). The kubelet runs one UID per pod at a time and creates a
 // new UID's sandbox only once the old pod stopped, so whoever follows the
 // change to the runtime can tell the pod taken back by its UID: that of
-// the sandbox created between Ran and Since.
+// the newest sandbox created before Since, when created after Ran.
 type TakeBack struct {
 	// Since is when podwatch saw the watch event that gave the pod another
 	// file: the earliest the kubelet can have made the change. Its relist
@@ -111,7 +111,9 @@ type TakeBack struct {
 	// Ran is when podwatch saw the kubelet begin to run the pod taken back
 	// (the watch event, or the relist podwatch saw, that gave it that file
 	// and content): no earlier than the kubelet began, so that a sandbox
-	// created between Ran and Since can only be that pod's.
+	// created between Ran and Since can only be that pod's. Zero when
+	// podwatch does not know (the kubelet began at a relist podwatch did
+	// not see either): a follower that saw that pod start knows better.
 	Ran time.Time
 }
 
