@@ -85,6 +85,9 @@ type Follower struct {
 	primed     bool                 // seen holds a first poll's containers
 	runtimeErr error                // the last poll's failure, nil when it answered
 	reports    []types.FollowReport // this step's, for obs
+	// backs holds, per pod key, the last pod taken back at a relist
+	// podwatch did not see that the follower found started (judge.go).
+	backs map[string]tookBack
 	// mirrorDownUntil: no mirror pod is read before then, after a read
 	// failed; mirrorFailing: the last read failed (logged once).
 	mirrorDownUntil time.Time
@@ -135,6 +138,7 @@ func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit 
 		targets: map[string]*target{},
 		static:  map[string]bool{},
 		seen:    map[string]seenContainer{},
+		backs:   map[string]tookBack{},
 	}
 	for _, k := range known {
 		f.static[k] = true
@@ -225,6 +229,12 @@ func (f *Follower) take() {
 		at := ch.At
 		if at.IsZero() || at.After(now) {
 			at = now
+		}
+		if old := f.targets[key]; (old != nil && !old.ch.Back.IsZero()) || ch.Op == types.OpRemove {
+			// A pod taken back and replaced before it was seen to start
+			// may start late, after the next displacing watch event: what
+			// was learned of the one before no longer tells it.
+			delete(f.backs, key)
 		}
 		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
 		if ch.Op == types.OpRemove {

@@ -129,7 +129,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	t.uid = uid
 	back := ""
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
-		back = f.takenBack(sbs, t.ch.Back, uid)
+		back = f.takenBack(key, sbs, t.ch, uid)
 	}
 	for _, s := range sbs {
 		if back != "" {
@@ -223,6 +223,9 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	if why := f.notReady(ctx, key, sandboxUID(sb)); why != "" {
 		return false, why, types.CauseContainerNotRunning, 0
 	}
+	if back != "" && t.ch.Pod != nil && t.ch.Pod.Config != "" {
+		f.backs[key] = tookBack{file: t.ch.File, config: t.ch.Pod.Config, uid: back, created: f.earliest(sb)}
+	}
 	return true, "", "", last.Sub(from)
 }
 
@@ -238,25 +241,49 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 // A sandbox whose time (of a coarse source) does not say on which side of
 // Since it was created leaves the UID unknown.
 //
+// When podwatch did not see the kubelet begin to run the pod (no Ran:
+// it was taken back at a relist podwatch did not see either), the
+// follower may have: the last pod taken back that it found started, from
+// the same file and content, has the same UID, and its sandbox's creation
+// stands for Ran; the sandbox before the watch event must have that UID.
+//
 // Knowing the UID is what lets the follower accept a sandbox created
 // before the change's At, within the window: the watch event's own pod,
 // whose sandbox the kubelet may create there too, has another UID; and
 // when the UID is not known, the follower counts only what comes after At,
 // as for any change.
-func (f *Follower) takenBack(sbs []*runtimeapi.PodSandbox, b types.TakeBack, uid string) string {
-	if b.IsZero() || b.Ran.IsZero() {
+func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.Change, uid string) string {
+	b := ch.Back
+	if b.IsZero() {
 		return ""
+	}
+	ran, want := b.Ran, uid
+	if ran.IsZero() {
+		l, ok := f.backs[key]
+		if !ok || ch.Pod == nil || l.file != ch.File || l.config != ch.Pod.Config || (uid != "" && uid != l.uid) {
+			return ""
+		}
+		ran, want = l.created, l.uid
 	}
 	for _, s := range sbs { // newest first
 		if !f.earliest(s).Before(b.Since) {
 			continue // within the window
 		}
-		if !created(s.GetCreatedAt()).Before(b.Since) || f.earliest(s).Before(b.Ran) || (uid != "" && sandboxUID(s) != uid) {
+		if !created(s.GetCreatedAt()).Before(b.Since) || f.earliest(s).Before(ran) || (want != "" && sandboxUID(s) != want) {
 			return ""
 		}
 		return sandboxUID(s)
 	}
 	return ""
+}
+
+// tookBack is a pod taken back at a relist podwatch did not see, as the
+// follower found it started: the file and content it runs from (the
+// kubelet derives the UID from them), its UID, and when its sandbox was
+// created.
+type tookBack struct {
+	file, config, uid string
+	created           time.Time
 }
 
 // earliest is when s may have been created at the earliest: its creation

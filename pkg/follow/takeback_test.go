@@ -120,3 +120,47 @@ func TestTakenBackThroughTheMirrorPods(t *testing.T) {
 		one(t, h.at(time.Second), types.ReasonStarted, v1.EventTypeNormal, "runs the change from kube-apiserver.yaml.bak 17.0 s after it was written")
 	}
 }
+
+// A pod taken back at a relist podwatch did not see, displaced again and
+// taken back again: podwatch cannot say when the kubelet began to run it
+// (no Ran), but the follower found it started under its UID, from the
+// same file and content, and knows it by that UID the second time. A
+// follower that did not see it start waits for a sandbox after the change.
+func TestTakenBackTwiceKnownByTheFirstStart(t *testing.T) {
+	bak := &types.Pod{Key: apiKey, Config: "bak-config", Containers: []string{"kube-apiserver=" + bakImage}}
+	back := func(h *harness, at, since, ran time.Duration) {
+		b := types.TakeBack{Since: t0.Add(since)}
+		if ran != 0 {
+			b.Ran = t0.Add(ran)
+		}
+		h.f.Submit([]types.Change{{
+			Op: types.OpUpdate, Reason: "x", Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
+			File: "kube-apiserver.yaml.bak", Pod: bak, At: t0.Add(at), Back: b,
+		}})
+	}
+	for _, learnt := range []bool{true, false} {
+		h := newHarness(t)
+		h.shadowedBefore()
+		if learnt {
+			h.rt.sandbox("bak-2", apiserver, "uid-bak", t0.Add(-5*time.Second), true)
+			h.rt.container("bak-2", "kube-apiserver", bakImage, 0, t0.Add(-4500*time.Millisecond))
+			back(h, 0, -20*time.Second, -40*time.Second)
+			one(t, h.at(time.Second), types.ReasonStarted, v1.EventTypeNormal)
+			h.rt.setSandboxReady("bak-2", false)
+		} else {
+			h.rt.sandbox("bak-2", apiserver, "uid-bak", t0.Add(-5*time.Second), false)
+		}
+		// Displaced at 10 s (the shadowed file's UPDATE), taken back by
+		// the kubelet and started again at 25 s, dated by podwatch at 40 s.
+		h.submit(types.OpUpdate, 10*time.Second, apiPod(""))
+		none(t, h.at(11*time.Second))
+		h.rt.sandbox("bak-3", apiserver, "uid-bak", t0.Add(25*time.Second), true)
+		h.rt.container("bak-3", "kube-apiserver", bakImage, 0, t0.Add(26*time.Second))
+		back(h, 40*time.Second, 10*time.Second, 0)
+		if !learnt {
+			none(t, h.at(41*time.Second))
+			continue
+		}
+		one(t, h.at(41*time.Second), types.ReasonStarted, v1.EventTypeNormal, "runs the change from kube-apiserver.yaml.bak 16.0 s after it was written")
+	}
+}
