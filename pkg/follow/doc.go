@@ -57,9 +57,10 @@
 //     event, before At or after (one before At is timed from the event);
 //     the watch event's own pod never does.
 //     When podwatch did not see the kubelet begin to run that pod either,
-//     the last pod taken back the follower found started, from the same
-//     file and content, gives the UID and stands for that beginning. When
-//     the UID is not known the change is judged as any other.
+//     the last pod taken back whose UID the follower found, from the same
+//     file and content, gives the UID, and its watch event stands for that
+//     beginning. When the UID is not known the change is judged as any
+//     other.
 //   - REMOVE: no sandbox of the pod is READY and none of its containers
 //     runs.
 //

@@ -86,7 +86,7 @@ type Follower struct {
 	runtimeErr error                // the last poll's failure, nil when it answered
 	reports    []types.FollowReport // this step's, for obs
 	// backs holds, per pod key, the last pod taken back at a relist
-	// podwatch did not see that the follower found started (judge.go).
+	// podwatch did not see whose UID the follower found (judge.go).
 	backs map[string]tookBack
 	// mirrorDownUntil: no mirror pod is read before then, after a read
 	// failed; mirrorFailing: the last read failed (logged once).
@@ -230,15 +230,10 @@ func (f *Follower) take() {
 		if at.IsZero() || at.After(now) {
 			at = now
 		}
-		if old := f.targets[key]; (old != nil && !old.ch.Back.IsZero()) || ch.Op == types.OpRemove {
-			// A pod taken back and replaced before it was seen to start
-			// may start late, after the next displacing watch event: what
-			// was learned of the one before no longer tells it.
-			delete(f.backs, key)
-		}
 		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
 		if ch.Op == types.OpRemove {
 			delete(f.static, key)
+			delete(f.backs, key)
 		} else {
 			f.static[key] = true
 		}

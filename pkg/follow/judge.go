@@ -130,6 +130,9 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	back := ""
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
 		back = f.takenBack(key, sbs, t.ch, uid)
+		if back != "" && t.ch.Pod != nil && t.ch.Pod.Config != "" {
+			f.backs[key] = tookBack{file: t.ch.File, config: t.ch.Pod.Config, uid: back, since: t.ch.Back.Since}
+		}
 	}
 	for _, s := range sbs {
 		if back != "" {
@@ -223,9 +226,6 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	if why := f.notReady(ctx, key, sandboxUID(sb)); why != "" {
 		return false, why, types.CauseContainerNotRunning, 0
 	}
-	if back != "" && t.ch.Pod != nil && t.ch.Pod.Config != "" {
-		f.backs[key] = tookBack{file: t.ch.File, config: t.ch.Pod.Config, uid: back, created: f.earliest(sb)}
-	}
 	return true, "", "", last.Sub(from)
 }
 
@@ -243,9 +243,15 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 //
 // When podwatch did not see the kubelet begin to run the pod (no Ran:
 // it was taken back at a relist podwatch did not see either), the
-// follower may have: the last pod taken back that it found started, from
-// the same file and content, has the same UID, and its sandbox's creation
-// stands for Ran; the sandbox before the watch event must have that UID.
+// follower may know it: the last pod taken back whose UID it found, from
+// the same file and content, has the same UID, and the watch event that
+// displaced it then stands for Ran. The kubelet began to run it again
+// after that event, at its relist: a sandbox of that UID created since
+// the event is that pod's (the kubelet does not start the pod it is
+// displacing), so the sandbox before this watch event must be one, with
+// that UID. One older may be a start the kubelet had not made yet when
+// the first event came, as when the pod it took back then never started
+// before this event.
 //
 // Knowing the UID is what lets the follower accept a sandbox created
 // before the change's At, within the window: the watch event's own pod,
@@ -263,7 +269,7 @@ func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.
 		if !ok || ch.Pod == nil || l.file != ch.File || l.config != ch.Pod.Config || (uid != "" && uid != l.uid) {
 			return ""
 		}
-		ran, want = l.created, l.uid
+		ran, want = l.since, l.uid
 	}
 	for _, s := range sbs { // newest first
 		if !f.earliest(s).Before(b.Since) {
@@ -278,12 +284,12 @@ func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.
 }
 
 // tookBack is a pod taken back at a relist podwatch did not see, as the
-// follower found it started: the file and content it runs from (the
-// kubelet derives the UID from them), its UID, and when its sandbox was
-// created.
+// follower found it: the file and content it runs from (the kubelet
+// derives the UID from them), its UID, and the watch event after which
+// the kubelet took it back (TakeBack.Since).
 type tookBack struct {
 	file, config, uid string
-	created           time.Time
+	since             time.Time
 }
 
 // earliest is when s may have been created at the earliest: its creation
