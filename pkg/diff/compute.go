@@ -479,7 +479,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: c.changeAt(f, fileChanged), Back: c.takeBack(key, f, fileChanged),
+		Pod: f.Pod, At: c.changeAt(key, f, fileChanged), Back: c.takeBack(key, f, fileChanged),
 		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
@@ -644,10 +644,18 @@ func times(n int) string {
 }
 
 // changeAt is when the change to f's pod happened: when its content was
-// first seen, or, for a change of winning file a relist makes (the winner
-// taken back after a shadowed file ran), the relist.
-func (c *computation) changeAt(f *types.File, fileChanged bool) time.Time {
-	if !c.relisted || !fileChanged {
+// first seen; for a change of winning file a relist makes (the winner
+// taken back after a shadowed file ran), the relist; for one a watch event
+// makes, that event, which may be long after the content was first seen
+// (a chmod of a shadowed file).
+func (c *computation) changeAt(key string, f *types.File, fileChanged bool) time.Time {
+	if !fileChanged {
+		return f.ChangedAt
+	}
+	if !c.relisted {
+		if r, ok := c.kv.ran[key]; ok && r.file == f.Name {
+			return types.Later(f.ChangedAt, r.at)
+		}
 		return f.ChangedAt
 	}
 	at := c.snap.KubeletRelist

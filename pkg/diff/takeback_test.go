@@ -94,3 +94,19 @@ func podChange(chs []types.Change) types.Change {
 	}
 	return types.Change{}
 }
+
+// A chmod of the shadowed file changes no content, but the kubelet runs
+// its pod from then on: the UPDATE is dated by the chmod's watch event,
+// not by when the content was first seen, long before.
+func TestKubeletWatchUpdateDatedByItsEvent(t *testing.T) {
+	web, bak := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0)
+	s := newStepper(t)
+	s.step(true, map[string]*types.File{"web.yaml": &web})
+	written := s.now
+	s.step(false, map[string]*types.File{"web.yaml.bak": &bak})
+	s.step(true, nil)
+	chs := s.chmod("web.yaml")
+	if ch := podChange(chs); ch.Op != types.OpUpdate || !ch.At.Equal(s.now) || s.now.Equal(written) {
+		t.Fatalf("the chmod's UPDATE: %+v, want it dated %v, not %v", ch, s.now, written)
+	}
+}

@@ -77,9 +77,11 @@ type Change struct {
 	// with the snapshot, read-only.
 	Pod *Pod
 	// At is when podwatch first saw what made the change (the file's
-	// content, for ADD and UPDATE), so that whoever follows it to the
-	// runtime can say how long the kubelet took. Zero when unknown (a file
-	// that is gone).
+	// content, for ADD and UPDATE; for an UPDATE that gives the pod another
+	// file, the later of that and the watch event or relist that made the
+	// kubelet take it: a chmod of a shadowed file changes no content), so
+	// that whoever follows it to the runtime can say how long the kubelet
+	// took. Zero when unknown (a file that is gone).
 	At time.Time
 	// Back is set on an UPDATE that the kubelet makes at a relist podwatch
 	// did not see (At is then podwatch's own relist, an estimate) when that
