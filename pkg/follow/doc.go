@@ -52,7 +52,9 @@
 //     started, long before): the pod taken back is known by the UID of the
 //     newest sandbox created before the watch event, when that sandbox was
 //     created after the kubelet began to run it (a new UID's sandbox comes
-//     only once the old pod stopped, so it is no other pod's). Then the
+//     only once the old pod stopped, so it is no other pod's), and the
+//     newest one before that beginning has another UID (the pod before
+//     was not still starting then). Then the
 //     newest sandbox counts only with that UID and created after the watch
 //     event, before At or after (one before At is timed from the event);
 //     the watch event's own pod never does.

@@ -263,24 +263,50 @@ func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.
 	if b.IsZero() {
 		return ""
 	}
-	ran, want := b.Ran, uid
+	ran, want, seen := b.Ran, uid, false
 	if ran.IsZero() {
 		l, ok := f.backs[key]
 		if !ok || ch.Pod == nil || l.file != ch.File || l.config != ch.Pod.Config || (uid != "" && uid != l.uid) {
 			return ""
 		}
-		ran, want = l.since, l.uid
+		ran, want, seen = l.since, l.uid, true
 	}
-	for _, s := range sbs { // newest first
+	for i, s := range sbs { // newest first
 		if !f.earliest(s).Before(b.Since) {
 			continue // within the window
 		}
 		if !created(s.GetCreatedAt()).Before(b.Since) || f.earliest(s).Before(ran) || (want != "" && sandboxUID(s) != want) {
 			return ""
 		}
+		if !seen && !f.switched(sbs[i+1:], sandboxUID(s), ran) {
+			return ""
+		}
 		return sandboxUID(s)
 	}
 	return ""
+}
+
+// switched says whether the sandboxes older than one of UID uid created
+// after ran (older, newest first) show the kubelet's switch to uid done:
+// every one since ran has uid too, and the newest before ran another UID.
+// When the kubelet began to run the pod taken back, the pod before it may
+// still have been starting: its sandbox, created after ran, would look
+// like the new pod's. Finding the pod before, older, and of another UID,
+// rules that out; finding none leaves it open.
+func (f *Follower) switched(older []*runtimeapi.PodSandbox, uid string, ran time.Time) bool {
+	for _, s := range older {
+		switch {
+		case !f.earliest(s).Before(ran):
+			if sandboxUID(s) != uid {
+				return false
+			}
+		case created(s.GetCreatedAt()).Before(ran):
+			return sandboxUID(s) != uid
+		default:
+			return false // on which side of ran it was created is not known
+		}
+	}
+	return false
 }
 
 // tookBack is a pod taken back at a relist podwatch did not see, as the

@@ -178,3 +178,18 @@ func TestTakenBackTwiceKnownByTheFirst(t *testing.T) {
 		})
 	}
 }
+
+// When the .bak was written the shadowed file's own pod may still have
+// been starting, its sandbox created after the kubelet began to run the
+// .bak's pod: with no older sandbox of another UID before that, the
+// follower cannot tell it from the .bak's pod, and the shadowed file's
+// pod started again on the chmod's watch event, which has that same UID,
+// is never taken for the change.
+func TestTakenBackNotThePodStillStarting(t *testing.T) {
+	h := newHarness(t)
+	h.rt.sandbox("web-1", apiserver, "uid-web", t0.Add(-35*time.Second), false)
+	h.rt.sandbox("web-2", apiserver, "uid-web", t0.Add(-10*time.Second), true)
+	h.rt.container("web-2", "kube-apiserver", webImage, 0, t0.Add(-9*time.Second))
+	h.submitBack()
+	none(t, h.at(time.Second))
+}
