@@ -470,6 +470,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if way := c.onTheWay(key, p.File, ""); way != "" {
 		parts = append(parts, way)
 	}
+	if !c.snap.Single && c.kv.midWrite(f) {
+		parts = append(parts, fmt.Sprintf("read while %s was still open for writing: the kubelet may read only the whole and skip this restart", f.Name))
+	}
 	if !c.snap.Single && shadowed(c.snap.Files, f) {
 		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
 	}
@@ -588,6 +591,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 // message names already).
 func (c *computation) onTheWay(key, published, except string) string {
 	mid := c.kv.passed[key]
+	part := c.kv.partial[key]
 	var may []string
 	for _, name := range c.kv.owed[key] {
 		if name != except && !slices.Contains(mid, name) {
@@ -597,7 +601,7 @@ func (c *computation) onTheWay(key, published, except string) string {
 	if from := c.kv.from[key]; from != "" && from != published && from != except && !slices.Contains(mid, from) && !slices.Contains(may, from) {
 		may = append(may, from)
 	}
-	if len(mid)+len(may) == 0 {
+	if len(mid)+len(may)+part.n == 0 {
 		return ""
 	}
 	var took []string
@@ -607,7 +611,14 @@ func (c *computation) onTheWay(key, published, except string) string {
 	if len(may) > 0 {
 		took = append(took, "may have taken in "+strings.Join(may, ", then ")+" (gone again at once: whether it read it first is a race)")
 	}
-	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(mid)+len(may)))
+	if part.n > 0 {
+		read := "may have read " + part.name + " half-written"
+		if part.n > 1 {
+			read += fmt.Sprintf(" (%d times)", part.n)
+		}
+		took = append(took, read)
+	}
+	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(mid)+len(may)+part.n))
 }
 
 // young says whether name, gone in this step, was created on the watch
@@ -631,6 +642,11 @@ func (c *computation) settleOwed() {
 	for key := range c.kv.owed {
 		if _, ok := c.next.Pending["pod/"+key]; !ok {
 			delete(c.kv.owed, key)
+		}
+	}
+	for key := range c.kv.partial {
+		if _, ok := c.next.Pending["pod/"+key]; !ok {
+			delete(c.kv.partial, key)
 		}
 	}
 }
@@ -789,6 +805,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.partial, ch.Object.Namespace+"/"+ch.Object.Name)
 	}
 	c.changes = append(c.changes, ch)
 }

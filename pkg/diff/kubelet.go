@@ -73,6 +73,12 @@ type kubeletView struct {
 	lastGone       string
 	owed           map[string][]string
 	from           map[string]string
+	// midway, halves and partial follow a file written in pieces while
+	// open (see midway.go): per name, the events podwatch took in while
+	// it was open, and the UPDATEs it said from a part; per key, the reads
+	// of a part no message named yet.
+	midway, halves map[string]int
+	partial        map[string]partialRead
 	// watchGone: the folder went (moved away or deleted) since podwatch
 	// started. The kubelet's watch went with it for good (fsnotify drops a
 	// watch whose folder is moved or deleted, and the kubelet restarts only
@@ -138,6 +144,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
+	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
 	return &n
 }
 
@@ -261,6 +268,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				v.owe(f.Pod.Key, gone)
 			}
 			gone = ""
+			v.openEvent(ev.Name, f, true)
 			if f == nil || !f.Complete {
 				// Not read whole: the kubelet may have read a valid pod
 				// from it that podwatch never saw.
@@ -281,6 +289,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				v.born[ev.Name] = f.ChangedAt
 			}
 		} else {
+			v.openEvent(ev.Name, nil, true)
 			gone = ""
 			if _, known := v.keys[ev.Name]; v.unread[ev.Name] && !known {
 				gone = ev.Name
@@ -329,7 +338,9 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	// last write, read whole only then) is taken as the old way did.
 	for _, name := range v.changed(snap) {
 		if !slices.ContainsFunc(snap.Events, func(ev types.WatchEvent) bool { return ev.Name == name }) {
-			v.watchEvent(name, lookup(snap.Files, name))
+			f := lookup(snap.Files, name)
+			v.openEvent(name, f, false)
+			v.watchEvent(name, f)
 		}
 	}
 }

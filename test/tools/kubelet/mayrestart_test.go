@@ -17,18 +17,28 @@ import (
 // restarts it says the kubelet may make on the way to it: where podwatch
 // cannot know whether the kubelet's watch took in a file that was there a
 // moment (an editor's backup, sed's temporary file), it says the pod "may
-// restart once more" (or N more times) before this.
+// restart once more" (or N more times) before this. Where it read a file
+// still being written, whose later write the kubelet may take in first, it
+// says the kubelet "may ... skip this restart": the op may not come at all.
 type claim struct {
 	op      string
 	mayMore int
+	maySkip bool
 }
 
 func (s claim) String() string {
-	if s.mayMore == 0 {
-		return s.op
+	out := s.op
+	if s.mayMore > 0 {
+		out += fmt.Sprintf(" (<=%d more before)", s.mayMore)
 	}
-	return fmt.Sprintf("%s (<=%d more before)", s.op, s.mayMore)
+	if s.maySkip {
+		out += "?"
+	}
+	return out
 }
+
+// maySkipRE finds a message's saying the kubelet may make no restart for it.
+var maySkipRE = regexp.MustCompile(`may [^;]*skip this restart`)
 
 // mayRestartRE finds how many more restarts a message says the pod may make.
 var mayRestartRE = regexp.MustCompile(`may restart (?:the pod )?(?:(once) more|(\d+) more times)`)
@@ -58,7 +68,7 @@ func podwatchSaid(evs []v1.Event, fullName string) []claim {
 			continue
 		}
 		for range ev.Count - counts[ev.Name] {
-			out = append(out, claim{op[ev.Reason], mayMore(ev.Message)})
+			out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message)})
 		}
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
@@ -68,12 +78,16 @@ func podwatchSaid(evs []v1.Event, fullName string) []claim {
 // covers reports whether what podwatch said accounts for what the
 // kubelet's sync loop was told, in order: each of podwatch's ops matches
 // one of the kubelet's, which may come after up to mayMore UPDATEs of the
-// kubelet's that podwatch said may happen on the way to it, and no more.
+// kubelet's that podwatch said may happen on the way to it, and no more;
+// an op podwatch said the kubelet may skip may match none.
 func covers(said []claim, loop []string) bool {
 	if len(said) == 0 {
 		return len(loop) == 0
 	}
 	s := said[0]
+	if s.maySkip && covers(said[1:], loop) {
+		return true
+	}
 	for k := 0; k <= s.mayMore && k < len(loop); k++ {
 		if k > 0 && loop[k-1] != "UPDATE" {
 			return false
@@ -88,8 +102,10 @@ func covers(said []claim, loop []string) bool {
 // A "may restart" covers the restarts it names and no more, and only
 // UPDATEs just before the op that says it.
 func TestMayRestartCovers(t *testing.T) {
-	u, u1, u2 := claim{"UPDATE", 0}, claim{"UPDATE", 1}, claim{"UPDATE", 2}
-	add, rm2 := claim{"ADD", 0}, claim{"REMOVE", 2}
+	u, u1, u2 := claim{"UPDATE", 0, false}, claim{"UPDATE", 1, false}, claim{"UPDATE", 2, false}
+	add, rm2 := claim{"ADD", 0, false}, claim{"REMOVE", 2, false}
+	// A half's UPDATE the kubelet may skip, and the whole's after it.
+	half := claim{"UPDATE", 0, true}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -106,9 +122,22 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, rm2}, []string{"ADD", "UPDATE", "REMOVE", "ADD", "REMOVE"}, false},
 		{[]claim{add, u1}, []string{"ADD", "REMOVE", "UPDATE"}, false},
 		{[]claim{add, u1}, []string{"ADD"}, false},
+		{[]claim{add, half, u}, []string{"ADD", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, half, u}, []string{"ADD", "UPDATE"}, true},
+		{[]claim{add, half, u}, []string{"ADD"}, false},
+		{[]claim{add, half, u}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, false},
+		{[]claim{add, half}, []string{"ADD", "REMOVE"}, false},
 	} {
 		if got := covers(tc.said, tc.loop); got != tc.want {
 			t.Errorf("covers(%v, %v) = %v, want %v", tc.said, tc.loop, got, tc.want)
+		}
+	}
+	for msg, want := range map[string]bool{
+		"web.yaml: ...; read while web.yaml was still open for writing: the kubelet may read only the whole and skip this restart; the kubelet gives the pod a new UID and restarts it": true,
+		"web.yaml: ...; the kubelet gives the pod a new UID and restarts it": false,
+	} {
+		if got := maySkipRE.MatchString(msg); got != want {
+			t.Errorf("maySkip(%q) = %v, want %v", msg, got, want)
 		}
 	}
 	for msg, want := range map[string]int{

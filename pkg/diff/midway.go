@@ -1,0 +1,70 @@
+package diff
+
+import "github.com/podwatch/podwatch/pkg/types"
+
+// A file written in pieces through one open file (a slow writer, or one
+// that writes in chunks) gets a watch event per write, and the kubelet
+// reads the file on each: a read before the last write sees a part of it,
+// which may be a valid pod of its own, and restarts the pod to it. Which
+// parts the kubelet read is a race podwatch cannot see, as is whether a
+// part podwatch read is one the kubelet read at all. What it does know is
+// the events: the view counts those it took in while the file was open
+// (not yet seen closed or moved in) and read a valid pod from it, and
+// when the file is whole, the reads of a part no message named are
+// restarts the kubelet may have made on the way (see computation.onTheWay).
+
+// partialRead is a file completed at the last step and how many reads of
+// a part of it the kubelet may have restarted the pod to.
+type partialRead struct {
+	name string
+	n    int
+}
+
+// openEvent takes in a watch event on name, which podwatch read as f. It
+// counts an event on a file still open; on a file whole again it notes
+// the earlier ones, but for those a message already named (halves), as
+// reads of a part. event says a watch event came with this read: without
+// one (the file only closed since), the last event counted was the final
+// write, whose read got the whole.
+func (v *kubeletView) openEvent(name string, f *types.File, event bool) {
+	switch {
+	case f == nil:
+		delete(v.midway, name)
+		delete(v.halves, name)
+	case !f.Complete:
+		if event && validPod(f) {
+			if v.midway == nil {
+				v.midway = map[string]int{}
+			}
+			v.midway[name]++
+		}
+	default:
+		n := v.midway[name]
+		if !event {
+			n--
+		}
+		n -= v.halves[name]
+		delete(v.midway, name)
+		delete(v.halves, name)
+		if n > 0 && validPod(f) {
+			if v.partial == nil {
+				v.partial = map[string]partialRead{}
+			}
+			v.partial[f.Pod.Key] = partialRead{name, n}
+		}
+	}
+}
+
+// midWrite says whether an UPDATE from f is one from a file podwatch saw
+// written while open, and notes it: the kubelet, reading it late, may take
+// in only the whole and make no restart for this part.
+func (v *kubeletView) midWrite(f *types.File) bool {
+	if f.Complete || v.midway[f.Name] == 0 {
+		return false
+	}
+	if v.halves == nil {
+		v.halves = map[string]int{}
+	}
+	v.halves[f.Name]++
+	return true
+}
