@@ -470,6 +470,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if way := c.onTheWay(key, p.File, ""); way != "" {
 		parts = append(parts, way)
 	}
+	if name := c.kv.mayDrop[key]; name != "" {
+		parts = append(parts, fmt.Sprintf("if the kubelet read %s before it went, its deletion stops the pod until the next relist starts it again", name))
+	}
 	if !c.snap.Single && c.kv.midWrite(f) {
 		parts = append(parts, fmt.Sprintf("read while %s was still open for writing: the kubelet may read only the whole and skip this restart", f.Name))
 	}
@@ -649,6 +652,11 @@ func (c *computation) settleOwed() {
 			delete(c.kv.partial, key)
 		}
 	}
+	for key := range c.kv.mayDrop {
+		if _, ok := c.next.Pending["pod/"+key]; !ok {
+			delete(c.kv.mayDrop, key)
+		}
+	}
 }
 
 // times words n extra restarts.
@@ -806,6 +814,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.partial, ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.mayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
 	}
 	c.changes = append(c.changes, ch)
 }

@@ -79,6 +79,9 @@ type kubeletView struct {
 	// of a part no message named yet.
 	midway, halves map[string]int
 	partial        map[string]partialRead
+	// maybeRead and mayDrop follow a backup renamed in and deleted before
+	// podwatch read it (see backup.go).
+	maybeRead, mayDrop map[string]string
 	// watchGone: the folder went (moved away or deleted) since podwatch
 	// started. The kubelet's watch went with it for good (fsnotify drops a
 	// watch whose folder is moved or deleted, and the kubelet restarts only
@@ -145,6 +148,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
 	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
+	n.maybeRead, n.mayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop)
 	return &n
 }
 
@@ -257,10 +261,16 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	// before and after each event ("" for none).
 	trail := map[string][]string{}
 	gone := v.lastGone // an unread name that just went, "" for none
+	renamed := ""      // the key of a known name that just went
 	for _, ev := range snap.Events {
 		var f *types.File
+		from := renamed
+		renamed = ""
 		if !ev.Gone {
 			f = lookup(snap.Files, ev.Name)
+			if f == nil && from != "" {
+				v.renamedIn(ev.Name, from)
+			}
 			if gone != "" && gone != ev.Name && f != nil && validPod(f) {
 				// Moved in just as the unread name went: a rename, whose
 				// target podwatch read holds what the kubelet may have
@@ -293,6 +303,11 @@ func (v *kubeletView) play(snap types.Snapshot) {
 			gone = ""
 			if _, known := v.keys[ev.Name]; v.unread[ev.Name] && !known {
 				gone = ev.Name
+			}
+			if key, known := v.keys[ev.Name]; known {
+				renamed = key
+			} else {
+				v.unreadGone(ev.Name)
 			}
 			delete(v.unread, ev.Name)
 		}
@@ -486,7 +501,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 func (v *kubeletView) replace(snap types.Snapshot) {
 	// The relist read every file: what the watch may have read before is
 	// what this relist replaces.
-	v.born, v.unread, v.owed, v.lastGone = nil, nil, nil, ""
+	v.born, v.unread, v.owed, v.lastGone, v.maybeRead = nil, nil, nil, "", nil
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
 		v.ran, v.back = nil, nil

@@ -20,10 +20,14 @@ import (
 // restart once more" (or N more times) before this. Where it read a file
 // still being written, whose later write the kubelet may take in first, it
 // says the kubelet "may ... skip this restart": the op may not come at all.
+// Where the kubelet may have read a backup gone before podwatch read it,
+// it says the backup's deletion may stop the pod until the next relist: a
+// REMOVE and the relist's ADD may follow the op.
 type claim struct {
 	op      string
 	mayMore int
 	maySkip bool
+	mayDrop bool
 }
 
 func (s claim) String() string {
@@ -34,8 +38,15 @@ func (s claim) String() string {
 	if s.maySkip {
 		out += "?"
 	}
+	if s.mayDrop {
+		out += " (then REMOVE, ADD?)"
+	}
 	return out
 }
+
+// mayDropRE finds a message's saying a deletion may stop the pod until
+// the relist.
+var mayDropRE = regexp.MustCompile(`if the kubelet read [^;]* before it went, its deletion stops the pod until the next relist`)
 
 // maySkipRE finds a message's saying the kubelet may make no restart for it.
 var maySkipRE = regexp.MustCompile(`may [^;]*skip this restart`)
@@ -68,7 +79,7 @@ func podwatchSaid(evs []v1.Event, fullName string) []claim {
 			continue
 		}
 		for range ev.Count - counts[ev.Name] {
-			out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message)})
+			out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message), mayDropRE.MatchString(ev.Message)})
 		}
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
@@ -79,7 +90,9 @@ func podwatchSaid(evs []v1.Event, fullName string) []claim {
 // kubelet's sync loop was told, in order: each of podwatch's ops matches
 // one of the kubelet's, which may come after up to mayMore UPDATEs of the
 // kubelet's that podwatch said may happen on the way to it, and no more;
-// an op podwatch said the kubelet may skip may match none.
+// an op podwatch said the kubelet may skip may match none, and one it said
+// a deletion may follow may be followed by a REMOVE and an ADD (or the two
+// as one UPDATE, when the sync loop takes them within a second).
 func covers(said []claim, loop []string) bool {
 	if len(said) == 0 {
 		return len(loop) == 0
@@ -92,7 +105,20 @@ func covers(said []claim, loop []string) bool {
 		if k > 0 && loop[k-1] != "UPDATE" {
 			return false
 		}
-		if loop[k] == s.op && covers(said[1:], loop[k+1:]) {
+		if loop[k] != s.op {
+			continue
+		}
+		rest := loop[k+1:]
+		if covers(said[1:], rest) {
+			return true
+		}
+		if !s.mayDrop {
+			continue
+		}
+		if len(rest) >= 2 && rest[0] == "REMOVE" && rest[1] == "ADD" && covers(said[1:], rest[2:]) {
+			return true
+		}
+		if len(rest) >= 1 && rest[0] == "UPDATE" && covers(said[1:], rest[1:]) {
 			return true
 		}
 	}
@@ -102,10 +128,12 @@ func covers(said []claim, loop []string) bool {
 // A "may restart" covers the restarts it names and no more, and only
 // UPDATEs just before the op that says it.
 func TestMayRestartCovers(t *testing.T) {
-	u, u1, u2 := claim{"UPDATE", 0, false}, claim{"UPDATE", 1, false}, claim{"UPDATE", 2, false}
-	add, rm2 := claim{"ADD", 0, false}, claim{"REMOVE", 2, false}
+	u, u1, u2 := claim{"UPDATE", 0, false, false}, claim{"UPDATE", 1, false, false}, claim{"UPDATE", 2, false, false}
+	add, rm2 := claim{"ADD", 0, false, false}, claim{"REMOVE", 2, false, false}
 	// A half's UPDATE the kubelet may skip, and the whole's after it.
-	half := claim{"UPDATE", 0, true}
+	half := claim{"UPDATE", 0, true, false}
+	// vim's save: the backup may have run, and its deletion dropped the pod.
+	vim := claim{"UPDATE", 1, false, true}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -127,6 +155,13 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, half, u}, []string{"ADD"}, false},
 		{[]claim{add, half, u}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, false},
 		{[]claim{add, half}, []string{"ADD", "REMOVE"}, false},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE"}, true},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD"}, true},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE", "REMOVE", "ADD"}, true},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE", "REMOVE"}, false},
+		{[]claim{add, vim}, []string{"ADD", "UPDATE", "REMOVE", "ADD", "REMOVE", "ADD"}, false},
+		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD"}, false},
 	} {
 		if got := covers(tc.said, tc.loop); got != tc.want {
 			t.Errorf("covers(%v, %v) = %v, want %v", tc.said, tc.loop, got, tc.want)
@@ -138,6 +173,14 @@ func TestMayRestartCovers(t *testing.T) {
 	} {
 		if got := maySkipRE.MatchString(msg); got != want {
 			t.Errorf("maySkip(%q) = %v, want %v", msg, got, want)
+		}
+	}
+	for msg, want := range map[string]bool{
+		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it": true,
+		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                             false,
+	} {
+		if got := mayDropRE.MatchString(msg); got != want {
+			t.Errorf("mayDrop(%q) = %v, want %v", msg, got, want)
 		}
 	}
 	for msg, want := range map[string]int{
