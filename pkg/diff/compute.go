@@ -594,6 +594,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 // message names already).
 func (c *computation) onTheWay(key, published, except string) string {
 	mid := c.kv.passed[key]
+	drops := c.kv.droppedOnWay[key]
 	part := c.kv.partial[key]
 	var may []string
 	for _, name := range c.kv.owed[key] {
@@ -608,6 +609,11 @@ func (c *computation) onTheWay(key, published, except string) string {
 		return ""
 	}
 	var took []string
+	if len(drops) > 0 && len(mid) > 0 {
+		took = append(took, "dropped the pod as "+strings.Join(drops, ", then ")+" went")
+	} else {
+		drops = nil
+	}
 	if len(mid) > 0 {
 		took = append(took, "took in "+strings.Join(mid, ", then "))
 	}
@@ -621,7 +627,7 @@ func (c *computation) onTheWay(key, published, except string) string {
 		}
 		took = append(took, read)
 	}
-	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(mid)+len(may)+part.n))
+	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(drops)+len(mid)+len(may)+part.n))
 }
 
 // young says whether name, gone in this step, was created on the watch

@@ -49,6 +49,10 @@ type kubeletView struct {
 	// it before the one it ends with, in order: each a restart the
 	// kubelet's sync loop was told of on the way.
 	passed map[string][]string
+	// droppedOnWay holds, per key, the names whose going dropped its pod
+	// on the way to a file that gave it again before the last: each a
+	// restart the sync loop may be told of (see play).
+	droppedOnWay map[string][]string
 	// held keeps the pods reported removed after an empty relist while
 	// the store still holds them: the next store change brings them back.
 	held map[string]*PodState
@@ -143,7 +147,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.store = maps.Clone(v.store)
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
-	n.dropped, n.passed = maps.Clone(v.dropped), maps.Clone(v.passed)
+	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
@@ -176,7 +180,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.passed, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil, nil
+	v.dropped, v.passed, v.droppedOnWay, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -260,6 +264,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	// trail holds, per key an event touched, the file the store gave it
 	// before and after each event ("" for none).
 	trail := map[string][]string{}
+	by := map[string][]string{} // per key, the name whose event made each step of its trail
 	gone := v.lastGone // an unread name that just went, "" for none
 	renamed := ""      // the key of a known name that just went
 	for _, ev := range snap.Events {
@@ -321,6 +326,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 		v.watchEvent(ev.Name, f)
 		if t := trail[key]; ok && t[len(t)-1] != v.store[key] {
 			trail[key] = append(t, v.store[key])
+			by[key] = append(by[key], ev.Name)
 		}
 	}
 	v.lastGone = gone
@@ -347,6 +353,22 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				v.passed = map[string][]string{}
 			}
 			v.passed[key] = mid
+		}
+		// A drop before another file gave the pod is a restart of its
+		// own when the kubelet's relist came before it took in the
+		// events (it reads the folder then, and the events replay over
+		// it): the drop stops what that relist started.
+		var drops []string
+		for i := 1; i < len(t)-2; i++ {
+			if t[i] == "" && !slices.Contains(drops, by[key][i-1]) {
+				drops = append(drops, by[key][i-1])
+			}
+		}
+		if len(drops) > 0 {
+			if v.droppedOnWay == nil {
+				v.droppedOnWay = map[string][]string{}
+			}
+			v.droppedOnWay[key] = drops
 		}
 	}
 	// A change no event the kubelet acts on explains (a close after the
