@@ -621,7 +621,7 @@ func (c *computation) onTheWay(key, published, except string) string {
 		took = append(took, "may have taken in "+strings.Join(may, ", then ")+" (gone again at once: whether it read it first is a race)")
 	}
 	if part.n > 0 {
-		read := "may have read " + part.name + " half-written"
+		read := "may have read " + part.name + " mid-write"
 		if part.n > 1 {
 			read += fmt.Sprintf(" (%d times)", part.n)
 		}
@@ -661,6 +661,13 @@ func (c *computation) settleOwed() {
 	for key := range c.kv.mayDrop {
 		if _, ok := c.next.Pending["pod/"+key]; !ok {
 			delete(c.kv.mayDrop, key)
+		}
+	}
+	for _, m := range []map[string][]string{c.kv.passed, c.kv.droppedOnWay} {
+		for key := range m {
+			if _, ok := c.next.Pending["pod/"+key]; !ok {
+				delete(m, key)
+			}
 		}
 	}
 }
@@ -821,6 +828,8 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.partial, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.mayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.passed, ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.droppedOnWay, ch.Object.Namespace+"/"+ch.Object.Name)
 	}
 	c.changes = append(c.changes, ch)
 }

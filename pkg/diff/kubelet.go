@@ -45,9 +45,9 @@ type kubeletView struct {
 	// watch event, the deleted file that did it. A recheck of the same
 	// snapshot keeps it, and passed, for the changes held back until then.
 	dropped map[string]string
-	// passed holds, per key, the files the last step's watch events gave
-	// it before the one it ends with, in order: each a restart the
-	// kubelet's sync loop was told of on the way.
+	// passed holds, per key, the files the watch events gave it before
+	// the one the step ended with, in order, since the key's last message:
+	// each a restart the kubelet's sync loop was told of on the way.
 	passed map[string][]string
 	// droppedOnWay holds, per key, the names whose going dropped its pod
 	// on the way to a file that gave it again before the last: each a
@@ -180,7 +180,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.passed, v.droppedOnWay, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil, nil, nil
+	v.dropped, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -265,8 +265,8 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	// before and after each event ("" for none).
 	trail := map[string][]string{}
 	by := map[string][]string{} // per key, the name whose event made each step of its trail
-	gone := v.lastGone // an unread name that just went, "" for none
-	renamed := ""      // the key of a known name that just went
+	gone := v.lastGone          // an unread name that just went, "" for none
+	renamed := ""               // the key of a known name that just went
 	for _, ev := range snap.Events {
 		var f *types.File
 		from := renamed
@@ -348,12 +348,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				mid = append(mid, name)
 			}
 		}
-		if len(mid) > 0 {
-			if v.passed == nil {
-				v.passed = map[string][]string{}
-			}
-			v.passed[key] = mid
-		}
+		v.passed = addNames(v.passed, key, mid)
 		// A drop before another file gave the pod is a restart of its
 		// own when the kubelet's relist came before it took in the
 		// events (it reads the folder then, and the events replay over
@@ -364,12 +359,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				drops = append(drops, by[key][i-1])
 			}
 		}
-		if len(drops) > 0 {
-			if v.droppedOnWay == nil {
-				v.droppedOnWay = map[string][]string{}
-			}
-			v.droppedOnWay[key] = drops
-		}
+		v.droppedOnWay = addNames(v.droppedOnWay, key, drops)
 	}
 	// A change no event the kubelet acts on explains (a close after the
 	// last write, read whole only then) is taken as the old way did.
@@ -380,6 +370,22 @@ func (v *kubeletView) play(snap types.Snapshot) {
 			v.watchEvent(name, f)
 		}
 	}
+}
+
+// addNames adds names to m's list for key, each once, and returns m: the
+// lists add up over the steps until a message for key says them (see
+// computation.emit), as a change may wait a step or more to settle.
+func addNames(m map[string][]string, key string, names []string) map[string][]string {
+	for _, name := range names {
+		if slices.Contains(m[key], name) {
+			continue
+		}
+		if m == nil {
+			m = map[string][]string{}
+		}
+		m[key] = append(slices.Clip(m[key]), name)
+	}
+	return m
 }
 
 // owe notes name as one that may have given key's pod on the way.

@@ -459,3 +459,32 @@ func TestKubeletChmod(t *testing.T) {
 		t.Fatalf("chmod of the winner once back: %+v, want nothing", chs)
 	}
 }
+
+// emacs's save split over two snapshots: the rename and the new file's
+// first event in one, read while still open, and its last write in the
+// next. The UPDATE waits for the whole, and still names what the first
+// snapshot's events gave the pod on the way (the kubelet read the new
+// file on both events, with its relist between them: five UPDATEs).
+func TestKubeletEditorSaveOverTwoSnapshots(t *testing.T) {
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	bak := valid("web.yaml~", pod("web", "img:1"), at(0))
+	open := valid("web.yaml", pod("web", "img:2"), at(0))
+	open.Complete = false
+	chs, recheck := q.at(at(0), false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")}, open, bak)
+	if len(chs) != 0 || recheck.IsZero() {
+		t.Fatalf("the save, the new file still open: %q, want the UPDATE held", podOps(chs))
+	}
+	whole := valid("web.yaml", pod("web", "img:2"), at(0))
+	chs, _ = q.at(at(20), false, []types.WatchEvent{wrote("web.yaml")}, whole, bak)
+	m := updateMessage(chs)
+	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~ and may have read web.yaml mid-write, so it may restart the pod 3 more times before this") {
+		t.Fatalf("the whole: %q %q, want one UPDATE naming the drop, the backup and the mid-write read", podOps(chs), m)
+	}
+}

@@ -59,7 +59,7 @@ func TestChunkedWriteIsARace(t *testing.T) {
 		chs, recheck := q.at(at(30), false, wrote, whole)
 		chs = append(chs, q.rest(at(30), recheck, whole)...)
 		m := updateMessage(chs)
-		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "may have read web.yaml half-written, so it may restart the pod once more before this") {
+		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "may have read web.yaml mid-write, so it may restart the pod once more before this") {
 			t.Fatalf("the whole: %q %q, want one UPDATE saying the kubelet may have run the half first", podOps(chs), m)
 		}
 	})
