@@ -55,11 +55,12 @@ func (v *kubeletView) openEvent(name string, f *types.File, event bool) {
 	}
 }
 
-// midWrite says whether an UPDATE from f is one from a file podwatch saw
-// written while open, and notes it: the kubelet, reading it late, may take
-// in only the whole and make no restart for this part.
+// midWrite says whether an UPDATE from f is one from a file still open
+// for writing, and notes it: the kubelet, reading it late, may take in
+// only the whole and make no restart for this part. A relist of podwatch's
+// that read the file mid-write counts too: the kubelet had its events.
 func (v *kubeletView) midWrite(f *types.File) bool {
-	if f.Complete || v.midway[f.Name] == 0 {
+	if f.Complete {
 		return false
 	}
 	if v.halves == nil {

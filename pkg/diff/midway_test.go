@@ -88,3 +88,22 @@ func TestChunkedWriteIsARace(t *testing.T) {
 		}
 	})
 }
+
+// podwatch's own relist may be what reads the half (its events then say
+// nothing): the UPDATE from a file still open is one the kubelet may skip
+// all the same.
+func TestChunkedHalfReadByARelist(t *testing.T) {
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	at := t0.Add(time.Minute)
+	half := valid("web.yaml", pod("web", "img:2"), at)
+	half.Complete = false
+	chs, recheck := q.at(at, true, nil, half)
+	chs = append(chs, q.rest(at, recheck, half)...)
+	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart") {
+		t.Fatalf("the half at a relist: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
+	}
+}
