@@ -53,6 +53,10 @@ type kubeletView struct {
 	// on the way to a file that gave it again before the last: each a
 	// restart the sync loop may be told of (see play).
 	droppedOnWay map[string][]string
+	// lastDrop holds, per key a step's events left out of the store, the
+	// name whose going did it: the next step's events that give the pod a
+	// file on the way to another start from that drop.
+	lastDrop map[string]string
 	// held keeps the pods reported removed after an empty relist while
 	// the store still holds them: the next store change brings them back.
 	held map[string]*PodState
@@ -148,6 +152,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
+	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
@@ -354,12 +359,25 @@ func (v *kubeletView) play(snap types.Snapshot) {
 		// events (it reads the folder then, and the events replay over
 		// it): the drop stops what that relist started.
 		var drops []string
+		if by, ok := v.lastDrop[key]; ok && t[0] == "" && len(t) > 2 {
+			drops = append(drops, by) // the drop was the last step's
+		}
 		for i := 1; i < len(t)-2; i++ {
 			if t[i] == "" && !slices.Contains(drops, by[key][i-1]) {
 				drops = append(drops, by[key][i-1])
 			}
 		}
 		v.droppedOnWay = addNames(v.droppedOnWay, key, drops)
+	}
+	for key, t := range trail {
+		if t[len(t)-1] != "" {
+			delete(v.lastDrop, key)
+			continue
+		}
+		if v.lastDrop == nil {
+			v.lastDrop = map[string]string{}
+		}
+		v.lastDrop[key] = by[key][len(by[key])-1]
 	}
 	// A change no event the kubelet acts on explains (a close after the
 	// last write, read whole only then) is taken as the old way did.
@@ -529,7 +547,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 func (v *kubeletView) replace(snap types.Snapshot) {
 	// The relist read every file: what the watch may have read before is
 	// what this relist replaces.
-	v.born, v.unread, v.owed, v.lastGone, v.maybeRead = nil, nil, nil, "", nil
+	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop = nil, nil, nil, "", nil, nil
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
 		v.ran, v.back = nil, nil

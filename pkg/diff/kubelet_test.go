@@ -488,3 +488,25 @@ func TestKubeletEditorSaveOverTwoSnapshots(t *testing.T) {
 		t.Fatalf("the whole: %q %q, want one UPDATE naming the drop, the backup and the mid-write read", podOps(chs), m)
 	}
 }
+
+// emacs's rename in one snapshot and the backup's and new file's events in
+// the next: the drop still counts on the way, as in one snapshot.
+func TestKubeletEditorSaveRenameInItsOwnSnapshot(t *testing.T) {
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+		t.Fatalf("the rename alone: %q, want the REMOVE held to settle", podOps(chs))
+	}
+	bak, v2 := valid("web.yaml~", pod("web", "img:1"), at(5)), valid("web.yaml", pod("web", "img:2"), at(5))
+	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("web.yaml~"), wrote("web.yaml")}, v2, bak)
+	chs = append(chs, q.rest(at(5), recheck, v2, bak)...)
+	m := updateMessage(chs)
+	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~, so it may restart the pod 2 more times") {
+		t.Fatalf("the save: %q %q, want one UPDATE naming the drop and the backup", podOps(chs), m)
+	}
+}
