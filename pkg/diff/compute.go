@@ -584,9 +584,11 @@ func (c *computation) remove(key string, p PodState, why string) {
 	})
 }
 
-// onTheWay says which files the step's watch events gave key's pod before
-// the one it ends with (see kubeletView.passed): each a restart the
-// kubelet's sync loop may be told of; "" for none. It names too the files
+// onTheWay says which files the watch events gave key's pod before the one
+// it ends with, since its last message (see kubeletView.passed), and the
+// drops before them (droppedOnWay): each a restart the kubelet's sync loop
+// may be told of; "" for none. It counts the reads of a part of a file
+// written in pieces (partial, see midway.go). It names too the files
 // the kubelet may have read on the way, a race podwatch cannot see: those
 // the view owes key (an unread file renamed onto its file), and the file
 // the store gave key when the step began, gone from it since, when no
