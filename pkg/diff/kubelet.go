@@ -370,7 +370,10 @@ func (v *kubeletView) play(snap types.Snapshot) {
 		v.droppedOnWay = addNames(v.droppedOnWay, key, drops)
 	}
 	for key, t := range trail {
-		if t[len(t)-1] != "" {
+		switch {
+		case len(t) == 1:
+			continue // the events changed nothing for key
+		case t[len(t)-1] != "":
 			delete(v.lastDrop, key)
 			continue
 		}

@@ -510,3 +510,18 @@ func TestKubeletEditorSaveRenameInItsOwnSnapshot(t *testing.T) {
 		t.Fatalf("the save: %q %q, want one UPDATE naming the drop and the backup", podOps(chs), m)
 	}
 }
+
+// A name's going that finds its pod out of the store already changes
+// nothing, and the drop before it stays the one a later file starts from.
+func TestKubeletGoneAfterADrop(t *testing.T) {
+	web, bak := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0)
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	s := newStepper(t)
+	s.step(true, map[string]*types.File{"web.yaml": &web, "web.yaml.bak": &bak})
+	if got := podOps(s.stepEvents(false, []types.WatchEvent{gone("web.yaml.bak")}, map[string]*types.File{"web.yaml.bak": nil})); got != "REMOVE web.yaml.bak" {
+		t.Fatalf("the winner deleted: %q, want its pod dropped", got)
+	}
+	if chs := s.stepEvents(false, []types.WatchEvent{gone("web.yaml")}, map[string]*types.File{"web.yaml": nil}); len(chs) != 0 {
+		t.Fatalf("the other deleted with the pod dropped already: %+v, want nothing", chs)
+	}
+}
