@@ -90,6 +90,10 @@ type kubeletView struct {
 	// maybeRead and mayDrop follow a backup renamed in and deleted before
 	// podwatch read it (see backup.go).
 	maybeRead, mayDrop map[string]string
+	// lastRenamed is the key of a known name gone as the last step's last
+	// event, which a name moved in at the next step's first may be the
+	// rename of.
+	lastRenamed string
 	// watchGone: the folder went (moved away or deleted) since podwatch
 	// started. The kubelet's watch went with it for good (fsnotify drops a
 	// watch whose folder is moved or deleted, and the kubelet restarts only
@@ -204,7 +208,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 	} else if !v.watchGone && snap.Events != nil && snap.Seq != 0 && snap.Seq == v.seq+1 {
 		v.play(snap)
 	} else if !v.watchGone {
-		v.lastGone = ""
+		v.lastGone, v.lastRenamed = "", ""
 		// Without the events' order: a name gone goes first, as a
 		// rename's old name leaves before the new one arrives, and a name
 		// gone takes its pod with it (see watchEvent).
@@ -271,7 +275,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	trail := map[string][]string{}
 	by := map[string][]string{} // per key, the name whose event made each step of its trail
 	gone := v.lastGone          // an unread name that just went, "" for none
-	renamed := ""               // the key of a known name that just went
+	renamed := v.lastRenamed    // the key of a known name that just went
 	for _, ev := range snap.Events {
 		var f *types.File
 		from := renamed
@@ -334,7 +338,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 			by[key] = append(by[key], ev.Name)
 		}
 	}
-	v.lastGone = gone
+	v.lastGone, v.lastRenamed = gone, renamed
 	for key, t := range trail {
 		if t[0] != "" && t[0] != t[len(t)-1] {
 			if v.from == nil {
@@ -550,7 +554,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 func (v *kubeletView) replace(snap types.Snapshot) {
 	// The relist read every file: what the watch may have read before is
 	// what this relist replaces.
-	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop = nil, nil, nil, "", nil, nil
+	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop, v.lastRenamed = nil, nil, nil, "", nil, nil, ""
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
 		v.ran, v.back = nil, nil

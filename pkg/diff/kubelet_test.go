@@ -525,3 +525,25 @@ func TestKubeletGoneAfterADrop(t *testing.T) {
 		t.Fatalf("the other deleted with the pod dropped already: %+v, want nothing", chs)
 	}
 }
+
+// vim's save with the rename's first event in a snapshot of its own: the
+// backup moved in at the next one's start is still the rename of the
+// manifest, which the kubelet may have read before vim deleted it.
+func TestKubeletVimSaveRenameInItsOwnSnapshot(t *testing.T) {
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+		t.Fatalf("the rename alone: %q, want the REMOVE held to settle", podOps(chs))
+	}
+	v2 := valid("web.yaml", pod("web", "img:2"), at(5))
+	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")}, v2)
+	chs = append(chs, q.rest(at(5), recheck, v2)...)
+	if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "if the kubelet read web.yaml~ before it went, its deletion stops the pod") {
+		t.Fatalf("the save: %q %q, want one UPDATE saying the backup's deletion may stop the pod", podOps(chs), m)
+	}
+}
