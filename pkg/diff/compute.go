@@ -473,6 +473,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if name := c.kv.mayDrop[key]; name != "" {
 		parts = append(parts, fmt.Sprintf("if the kubelet read %s before it went, its deletion stops the pod until the next relist starts it again", name))
 	}
+	if name := c.kv.replayDropOf(key); name != "" {
+		parts = append(parts, fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in %s's going)", name))
+	}
 	if !c.snap.Single && c.kv.midWrite(f) {
 		parts = append(parts, fmt.Sprintf("read while %s was still open for writing: the kubelet may read only the whole and skip this restart", f.Name))
 	}
@@ -660,9 +663,11 @@ func (c *computation) settleOwed() {
 			delete(c.kv.partial, key)
 		}
 	}
-	for key := range c.kv.mayDrop {
-		if _, ok := c.next.Pending["pod/"+key]; !ok {
-			delete(c.kv.mayDrop, key)
+	for _, m := range []map[string]string{c.kv.mayDrop, c.kv.replayDrop} {
+		for key := range m {
+			if _, ok := c.next.Pending["pod/"+key]; !ok {
+				delete(m, key)
+			}
 		}
 	}
 	for _, m := range []map[string][]string{c.kv.passed, c.kv.droppedOnWay} {
@@ -830,6 +835,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.partial, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.mayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
+		delete(c.kv.replayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.passed, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.droppedOnWay, ch.Object.Namespace+"/"+ch.Object.Name)
 	}

@@ -90,6 +90,9 @@ type kubeletView struct {
 	// maybeRead and mayDrop follow a backup renamed in and deleted before
 	// podwatch read it (see backup.go).
 	maybeRead, mayDrop map[string]string
+	// replayDrop holds, per key, the name whose going the kubelet may take
+	// in after a relist that read the pod's new file (see replay.go).
+	replayDrop map[string]string
 	// lastRenamed is the key of a known name gone as the last step's last
 	// event, which a name moved in at the next step's first may be the
 	// rename of.
@@ -161,7 +164,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
 	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
-	n.maybeRead, n.mayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop)
+	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
 	return &n
 }
 
@@ -372,6 +375,9 @@ func (v *kubeletView) play(snap types.Snapshot) {
 			}
 		}
 		v.droppedOnWay = addNames(v.droppedOnWay, key, drops)
+	}
+	for key, t := range trail {
+		v.noteReplayDrop(key, t, by[key])
 	}
 	for key, t := range trail {
 		switch {

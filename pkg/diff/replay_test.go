@@ -1,0 +1,98 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// replayPhrase is what an UPDATE says when a relist of the kubelet's
+// between the events and its taking them in may stop the pod and start it
+// again (see replay.go).
+const replayPhrase = "the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in "
+
+// A manifest renamed is two watch events, the old name's going and the new
+// name. A relist of the kubelet's that reads the folder after the rename
+// but before its file source takes them in runs the new file's pod first;
+// the old name's going then drops it (the pod that name last gave) and the
+// new name starts it again. The UPDATE says so, as a race; an edit that
+// drops nothing on the way says nothing of it.
+func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
+	v1f, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:2"), t0)
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+
+	mv := newStepper(t)
+	mv.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs := mv.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("x.yaml")}, map[string]*types.File{"web.yaml": nil, "x.yaml": &v1f})
+	if got := podOps(chs); got != "UPDATE x.yaml" {
+		t.Fatalf("the rename: got %q, want one UPDATE: %v", got, chs)
+	}
+	if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") || strings.Contains(m, "on the way") {
+		t.Errorf("the rename: message %q does not say the old name's going may stop the pod once, and only that", m)
+	}
+	// Said once: the next change has no drop before it.
+	chs = mv.stepEvents(false, []types.WatchEvent{wrote("x.yaml")}, map[string]*types.File{"x.yaml": &v2})
+	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
+		t.Errorf("an edit after the rename: message %q, want an UPDATE without the race", m)
+	}
+
+	// Deleted and written again in one snapshot: the same two events.
+	rw := newStepper(t)
+	rw.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = rw.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") {
+		t.Errorf("delete and write again: message %q does not say the race", m)
+	}
+
+	// Written over by a rename (an editor's swap file, sed -i): the
+	// manifest's name never goes, so nothing drops the pod.
+	over := newStepper(t)
+	over.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = over.stepEvents(false, []types.WatchEvent{wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
+		t.Errorf("written over: message %q, want an UPDATE without the race", m)
+	}
+
+	// emacs's save: the drop comes before the backup, and is counted on
+	// the way; vim's: the backup's deletion says its own drop.
+	emacs := newStepper(t)
+	emacs.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = emacs.stepEvents(false,
+		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")},
+		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f})
+	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
+		t.Errorf("emacs's save: message %q, want the drop counted on the way only", m)
+	}
+	vim := newStepper(t)
+	vim.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs = vim.stepEvents(false,
+		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")},
+		map[string]*types.File{"web.yaml": &v2})
+	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
+		t.Errorf("vim's save: message %q, want the backup's drop said alone", m)
+	}
+}
+
+// A rename whose old name's going comes a snapshot before the new name:
+// the drop is still the rename's.
+func TestKubeletRenameOverTwoSnapshotsMayReplay(t *testing.T) {
+	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
+	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
+	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+		t.Fatalf("the old name's going: %q, want the REMOVE held to settle", podOps(chs))
+	}
+	moved := valid("x.yaml", pod("web", "img:1"), t0)
+	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("x.yaml")}, moved)
+	chs = append(chs, q.rest(at(5), recheck, moved)...)
+	if m := updateMessage(chs); podOps(chs) != "UPDATE x.yaml" || !strings.Contains(m, replayPhrase+"web.yaml's going)") {
+		t.Fatalf("the new name: %q %q, want one UPDATE saying the race", podOps(chs), m)
+	}
+}
