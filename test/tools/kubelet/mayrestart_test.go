@@ -22,7 +22,11 @@ import (
 // says the kubelet "may ... skip this restart": the op may not come at all.
 // Where the kubelet may have read a backup gone before podwatch read it,
 // it says the backup's deletion may stop the pod until the next relist: a
-// REMOVE and the relist's ADD may follow the op.
+// REMOVE and the relist's ADD may follow the op. Where a relist of the
+// kubelet's may read the folder before its watch takes in a name's going
+// and the next name that gives the pod (a rename), it says the kubelet may
+// stop the pod and start it again once: the relist's op, then the going's
+// REMOVE and the next event's ADD.
 type claim struct {
 	op      string
 	mayMore int
@@ -45,8 +49,8 @@ func (s claim) String() string {
 }
 
 // mayDropRE finds a message's saying a deletion may stop the pod until
-// the relist.
-var mayDropRE = regexp.MustCompile(`if the kubelet read [^;]* before it went, its deletion stops the pod until the next relist`)
+// the relist, or a going taken in after a relist may stop it once.
+var mayDropRE = regexp.MustCompile(`if the kubelet read [^;]* before it went, its deletion stops the pod until the next relist|the kubelet may stop the pod and start it again once \(a race`)
 
 // maySkipRE finds a message's saying the kubelet may make no restart for it.
 var maySkipRE = regexp.MustCompile(`may [^;]*skip this restart`)
@@ -142,6 +146,8 @@ func TestMayRestartCovers(t *testing.T) {
 	half := claim{"UPDATE", 0, true, false}
 	// vim's save: the backup may have run, and its deletion dropped the pod.
 	vim := claim{"UPDATE", 1, false, true}
+	// A rename: a relist between it and its events may stop the pod once.
+	mv := claim{"UPDATE", 0, false, true}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -170,6 +176,14 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, vim}, []string{"ADD", "UPDATE", "REMOVE"}, false},
 		{[]claim{add, vim}, []string{"ADD", "UPDATE", "REMOVE", "ADD", "REMOVE", "ADD"}, false},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD"}, false},
+		// A rename the kubelet's relist read before its watch took in the
+		// events: the relist's UPDATE, then the old name's REMOVE and the
+		// new name's ADD, or the two as one UPDATE; a second pair is more.
+		{[]claim{add, mv}, []string{"ADD", "UPDATE"}, true},
+		{[]claim{add, mv}, []string{"ADD", "UPDATE", "REMOVE", "ADD"}, true},
+		{[]claim{add, mv}, []string{"ADD", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, mv}, []string{"ADD", "UPDATE", "REMOVE", "ADD", "REMOVE", "ADD"}, false},
+		{[]claim{add, mv}, []string{"ADD", "REMOVE", "ADD", "UPDATE"}, false},
 		// emacs's auto-save deleted at the save: the drop and the relist's
 		// ADD a moment later, taken by the sync loop as one.
 		{[]claim{add, rm2, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, true},
@@ -190,8 +204,9 @@ func TestMayRestartCovers(t *testing.T) {
 		}
 	}
 	for msg, want := range map[string]bool{
-		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it": true,
-		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                             false,
+		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it":                                                     true,
+		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                                                                                 false,
+		"b.yaml: now from b.yaml (was a.yaml); the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in a.yaml's going); the kubelet gives the pod a new UID and restarts it": true,
 	} {
 		if got := mayDropRE.MatchString(msg); got != want {
 			t.Errorf("mayDrop(%q) = %v, want %v", msg, got, want)
