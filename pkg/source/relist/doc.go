@@ -72,6 +72,24 @@
 // whose relists go on at another phase (the kubelet restarted) becomes
 // Unknown without being Lost.
 //
+// The kubelet lists on a Go ticker, which keeps its grid and holds one
+// tick while the receiver is busy: a file source held up sending to a
+// busy sync loop relists once when it is back, late, and then on the grid
+// again, never early and never twice between two grid points. So on the
+// phase followed, the first read after a grid point that passed without
+// one is taken for the kubelet's relist held up: it keeps the phase from
+// stopping, but is not on the phase (a one-off full read by another tool
+// looks the same, and the kubelet's own may still be to come, so what
+// only a relist does is said at the next relist on the grid), and it
+// moves nothing. While relists keep coming late, three periods after the
+// last on the grid, the phase is Unknown (the kubelet is held up) but
+// followed, and Known again at the next relist on the grid; it is Lost
+// only after three periods without any read. A lost phase's grid is kept:
+// two reads on it again bring it back, and trains on it at multiples of
+// its period are its reads, not a competing reader. A restarted kubelet
+// first looks held up on the old grid; once its reads qualify at the
+// period, begun after the last on the old grid, the phase moved.
+//
 // Limits: a symlinked manifest is opened under its target's name, in its
 // target's folder, so symlinks are left out of the signature, and a folder
 // of symlinks alone cannot be observed; a single-file --path opens no

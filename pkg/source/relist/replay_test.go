@@ -146,7 +146,8 @@ func (w *traceWatch) Aged(names []string, t time.Time) bool {
 }
 
 // replay hands the trace's batches to a detector, one after the other,
-// with the clock at each batch's time, and returns what it observed.
+// with the clock at each batch's time, checking the tracker at each of its
+// deadlines in between as Run does, and returns what it observed.
 // ownListPeriod is Options.OwnListPeriod.
 func replay(t *testing.T, tr trace, ownListPeriod time.Duration) []types.RelistObservation {
 	t.Helper()
@@ -168,6 +169,12 @@ func replayWith(t *testing.T, tr trace, opts Options, clk *testingclock.FakeCloc
 	out := make(chan types.RelistObservation, 1024)
 	var obs []types.RelistObservation
 	for _, b := range tr.batches {
+		for dl := d.tracker.Deadline(); !dl.IsZero() && !dl.After(b.at); dl = d.tracker.Deadline() {
+			clk.SetTime(dl)
+			if !d.emit(context.Background(), out, d.tracker.Check(dl), nil) {
+				t.Fatal("emit stopped")
+			}
+		}
 		clk.SetTime(b.at)
 		w.apply(&b)
 		if !d.handle(context.Background(), out, b) {

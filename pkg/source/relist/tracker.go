@@ -59,6 +59,19 @@ type train struct {
 	// the kubelet's relist read late by a loaded podwatch. It counts as a
 	// relist on the phase, but moves neither the grid nor the period.
 	seenLate time.Time
+	// heldUpAt is the last read of the kubelet's held up: on a qualified
+	// train, after a grid point that passed without a read, and the first
+	// read since that point. The kubelet lists on a Go ticker, which keeps
+	// its grid and holds one tick for a receiver that is busy elsewhere:
+	// its file source, blocked sending to a busy sync loop, relists once
+	// when it is back, late, and next on the grid again; never early, and
+	// never twice between two grid points. Such a read keeps the train
+	// from stopping, but is not on the phase and moves nothing: another
+	// tool's one-off full read looks just the same.
+	heldUpAt time.Time
+	// seen is when the folder last became observable again: reads missed
+	// before it were not seen, so they count as late from then only.
+	seen time.Time
 }
 
 // lateTolerance is how late on a qualified train's grid point a read may
@@ -79,6 +92,36 @@ func (tr *train) lastRead() time.Time {
 		return tr.seenLate
 	}
 	return tr.last
+}
+
+// heldUp says at may be the kubelet's relist held up (see heldUpAt) on the
+// train followed: a
+// grid point passed since the train's last read with no read on it, and
+// no read came since that point.
+func (tr *train) heldUp(at time.Time, tol time.Duration) bool {
+	if !tr.qualified {
+		return false
+	}
+	gp := tr.anchor.Add(at.Sub(tr.anchor) / tr.period * tr.period)
+	return !gp.Before(tr.nextAfter()) && at.Sub(gp) > tol && tr.heldUpAt.Before(gp)
+}
+
+// behindAt is when stopCycles periods passed since the train's last read
+// on its grid: if reads came since, they all came late.
+func (tr *train) behindAt(tol time.Duration) time.Time {
+	from := tr.lastRead()
+	if tr.seen.After(from) {
+		from = tr.seen
+	}
+	return from.Add(stopCycles*tr.period + tol)
+}
+
+// lastAny is the train's last read, held up or not.
+func (tr *train) lastAny() time.Time {
+	if tr.heldUpAt.After(tr.lastRead()) {
+		return tr.heldUpAt
+	}
+	return tr.lastRead()
 }
 
 // nextAfter is the train's first grid point after its last read.
@@ -173,7 +216,19 @@ type Tracker struct {
 	blind    bool   // the folder cannot be observed
 	blindWhy string // why
 	held     bool   // events were lost: Unknown until a read on a qualifying train
+
+	// ghost is the train of a Known phase that was lost, kept for its
+	// grid, which the kubelet's ticker keeps however long it is held up:
+	// ghostHits reads on that grid again bring it back, and trains at
+	// multiples of its period on its grid are its reads, not another
+	// reader's.
+	ghost     *train
+	ghostHits int
 }
+
+// reviveHits is how many reads on a lost phase's grid bring it back: one
+// could be another reader's by chance.
+const reviveHits = 2
 
 const whyNone = "no periodic full read of the folder seen yet"
 
@@ -197,7 +252,7 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 	if t.blind {
 		t.unblind(at)
 	}
-	extended := false
+	extended := t.revive(at)
 	for _, tr := range t.trains {
 		k, ok := tr.fits(at, t.tol)
 		switch {
@@ -207,6 +262,12 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 			tr.replaceLast(at)
 		case tr.lateOn(at, t.tol):
 			tr.seenLate, tr.since = at, at
+		case tr == t.known && tr.heldUp(at, t.tol):
+			// Not extended: a reader at another phase (the kubelet
+			// restarted) shows first as such reads, and must make its
+			// own train.
+			tr.heldUpAt, tr.since = at, at
+			continue
 		default:
 			continue
 		}
@@ -225,8 +286,30 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 		t.history = slices.Delete(t.history, 0, n)
 	}
 	changes = t.evaluate(at)
-	onPhase = t.known != nil && t.known.lastRead().Equal(at)
+	onPhase = t.phase.State == types.RelistKnown && t.known.lastRead().Equal(at)
 	return onPhase, changes
+}
+
+// revive adds at to the lost phase's train when it falls on its grid, and
+// brings the train back once it has reviveHits such reads; it says whether
+// it did.
+func (t *Tracker) revive(at time.Time) bool {
+	g := t.ghost
+	if g == nil {
+		return false
+	}
+	k, ok := g.fits(at, t.tol)
+	if !ok {
+		return false
+	}
+	g.add(at, k, t.tol)
+	if t.ghostHits++; t.ghostHits < reviveHits {
+		return false
+	}
+	g.heldUpAt = time.Time{}
+	t.trains = append(t.trains, g)
+	t.ghost, t.held = nil, false
+	return true
 }
 
 // pair starts a train from at and each earlier read a plausible period
@@ -282,6 +365,11 @@ func (t *Tracker) Deadline() time.Time {
 			d = s
 		}
 	}
+	if t.phase.State == types.RelistKnown {
+		if b := t.known.behindAt(t.tol); b.Before(d) {
+			d = b
+		}
+	}
 	return d
 }
 
@@ -302,7 +390,7 @@ func (t *Tracker) Observable(now time.Time, ok bool, why string) []types.RelistP
 func (t *Tracker) unblind(now time.Time) {
 	t.blind = false
 	for _, tr := range t.trains {
-		tr.since = now
+		tr.since, tr.seen = now, now
 	}
 }
 
@@ -326,22 +414,28 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 			return stopped
 		})
 	}
-	q := t.qualifying()
-
+	if k := t.known; lost == nil && k != nil && t.movedAway(k) {
+		// Its reads since all came late while another reader's went on
+		// at its period: the kubelet restarted, its ticker on a new grid.
+		t.trains = slices.DeleteFunc(t.trains, func(tr *train) bool { return tr == k })
+		t.why = t.whyMoved(k)
+	}
 	var changes []types.RelistPhase
-	if lost != nil && t.phase.State == types.RelistKnown {
+	if lost != nil {
 		if t.moved(lost) {
-			t.why = fmt.Sprintf("the full reads every %v moved to another phase (the kubelet restarted?)", round(lost.period))
+			t.why, t.ghost = t.whyMoved(lost), nil
 		} else {
+			t.ghost, t.ghostHits = lost, 0
 			l := types.RelistPhase{
 				State: types.RelistLost, Period: round(lost.period), Last: lost.lastRead(),
 				Why: fmt.Sprintf("no full read of the folder for %d periods of %v since %s",
-					stopCycles, round(lost.period), lost.lastRead().Format(time.RFC3339Nano)),
+					stopCycles, round(lost.period), lost.lastAny().Format(time.RFC3339Nano)),
 			}
 			changes = append(changes, l)
 			t.why = "the kubelet's relist was lost: " + l.Why
 		}
 	}
+	q := t.qualifying()
 	next := types.RelistPhase{Why: t.why}
 	t.known = nil
 	switch {
@@ -349,11 +443,20 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 		next.Why = t.blindWhy
 	case t.held:
 		next.Why = "inotify events were lost (queue overflow); waiting for the next relist on the phase"
+	case len(q) == 1 && !now.Before(q[0].behindAt(t.tol)):
+		// Followed still: it stops, and is lost, only once no read at all
+		// came for stopCycles periods.
+		t.known = q[0]
+		next.Why = fmt.Sprintf("the kubelet's relists every %v come late, off their grid, since %s: its file source is held up (a busy sync loop?)",
+			round(q[0].period), q[0].lastRead().Format(time.RFC3339Nano))
 	case len(q) == 1:
 		t.known, t.why = q[0], whyNone
+		if t.ghost != q[0] {
+			t.ghost = nil
+		}
 		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].lastRead(), Next: q[0].nextAfter()}
 	case len(q) > 1:
-		next.Why = fmt.Sprintf("full reads of the folder repeat at %d phases (every %v and every %v): something besides the kubelet reads every file",
+		next.Why = fmt.Sprintf("full reads of every file repeat on %d grids of their own (every %v and every %v): something besides the kubelet reads every file",
 			len(q), round(q[0].period), round(q[1].period))
 	}
 	if t.news(next) {
@@ -374,6 +477,27 @@ func (t *Tracker) news(next types.RelistPhase) bool {
 	return next.State == types.RelistKnown && abs(cur.Period-next.Period) > t.tol
 }
 
+func (t *Tracker) whyMoved(tr *train) string {
+	return fmt.Sprintf("the full reads every %v moved to another phase (the kubelet restarted?)", round(tr.period))
+}
+
+// movedAway says a qualified train with k's period on another grid began
+// after k's last read on its own: every read it qualified by came while k
+// had none on its grid. A kubelet held up reads late at no period, so
+// that is another reader, which took k's place.
+func (t *Tracker) movedAway(k *train) bool {
+	return slices.ContainsFunc(t.trains, func(tr *train) bool {
+		return tr != k && tr.qualified && abs(tr.period-k.period) <= t.tol &&
+			tr.first.After(k.lastRead()) && !onGrid(k, tr.last, t.tol)
+	})
+}
+
+// onGrid says at lies within tol of a grid point of tr.
+func onGrid(tr *train, at time.Time, tol time.Duration) bool {
+	_, off := tr.offset(at)
+	return abs(off) <= tol
+}
+
 // moved says a train with the stopped one's period, and three reads,
 // runs: the reads go on at another phase, as after a restart.
 func (t *Tracker) moved(stopped *train) bool {
@@ -383,8 +507,8 @@ func (t *Tracker) moved(stopped *train) bool {
 }
 
 // qualifying lists the qualified trains, shortest period first, leaving
-// out each one whose period is a multiple of a shorter (or equal) one's
-// and whose last read lies on that one's grid.
+// out each one whose period is a multiple of a shorter (or equal) one's,
+// or the lost phase's, and whose last read lies on that one's grid.
 func (t *Tracker) qualifying() []*train {
 	var q []*train
 	for _, tr := range t.trains {
@@ -400,15 +524,13 @@ func (t *Tracker) qualifying() []*train {
 	})
 	var out []*train
 	for _, b := range q {
-		harmonic := slices.ContainsFunc(out, func(a *train) bool {
+		harmonic := func(a *train) bool {
 			m := (b.period + a.period/2) / a.period
-			if m < 1 || abs(b.period-m*a.period) > t.tol {
-				return false
-			}
-			_, off := a.offset(b.last)
-			return abs(off) <= t.tol
-		})
-		if !harmonic {
+			return m >= 1 && abs(b.period-m*a.period) <= t.tol && onGrid(a, b.last, t.tol)
+		}
+		// A lost phase's grid goes on too: trains on it are the kubelet's
+		// reads, every other one or fewer, not a reader of their own.
+		if !slices.ContainsFunc(out, harmonic) && (t.ghost == nil || !harmonic(t.ghost)) {
 			out = append(out, b)
 		}
 	}

@@ -181,6 +181,51 @@ func TestTrackerScenarios(t *testing.T) {
 			on:   []int{6000, 8000, 12_000},
 		},
 		{
+			// The kubelet's ticker keeps its grid and holds one tick for a
+			// file source held up: it relists once, late, after the grid
+			// point it missed, then on the grid again.
+			name:  "a relist held up, then back on the grid: known throughout, the late one off the phase",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_600, 12_000, 14_000),
+			until: 14_500, final: types.RelistKnown, next: 16_000,
+			want: []string{"known(2s)@6000"},
+			on:   []int{6000, 8000, 12_000, 14_000},
+		},
+		{
+			name:  "relists held up for three periods: unknown, not lost, known again on the grid",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400, 15_300, 19_200, 20_000, 22_000),
+			until: 22_500, final: types.RelistKnown, next: 24_000,
+			want: []string{"known(2s)@6000", "unknown@14100", "known(2s)@20000"},
+			on:   []int{6000, 8000, 20_000, 22_000},
+		},
+		{
+			name:  "held up, then no read at all: lost three periods after the last read",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400),
+			until: 30_000, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "unknown@14100", "lost@17500", "unknown@17500"},
+		},
+		{
+			// Nothing held up the kubelet's ticker since its last relist:
+			// a read before its next grid point is another reader's.
+			name:  "a read before the next grid point does not keep a stopped phase",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 9_000),
+			until: 20_000, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100"},
+		},
+		{
+			name:  "a second late read between two grid points does not keep it either",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400, 11_800),
+			until: 20_000, final: types.RelistUnknown,
+			want: []string{"known(2s)@6000", "unknown@14100", "lost@17500", "unknown@17500"},
+		},
+		{
+			// Reads every 4s, 6s, ... on the lost grid are the kubelet's,
+			// not another reader's.
+			name:  "after a loss, the kubelet's reads on its grid are no competing reader",
+			steps: merge(every(0, 2000, 15), sweeps(34_950), every(36_000, 2000, 3)),
+			until: 40_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "lost@34100", "unknown@34100", "known(2s)@38000"},
+		},
+		{
 			name:  "a sweep missed keeps the phase",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 12000, 14000),
 			until: 14_500, final: types.RelistKnown, next: 16_000,
@@ -226,12 +271,22 @@ func TestTrackerScenarios(t *testing.T) {
 			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100"},
 		},
 		{
-			name:  "recovery after lost",
+			// The kubelet's ticker keeps its grid: two reads back on the
+			// lost phase's grid bring it back.
+			name:  "recovery after lost, on the same grid",
 			steps: merge(every(0, 2000, 5), every(30_000, 2000, 4)),
 			until: 36_500, final: types.RelistKnown,
-			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@36000"},
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@32000"},
 		},
 		{
+			name:  "recovery after lost, on another grid",
+			steps: merge(every(0, 2000, 5), every(30_700, 2000, 4)),
+			until: 37_000, final: types.RelistKnown,
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@36700"},
+		},
+		{
+			// Its relists look held up on the old grid until they qualify
+			// at the period: then the phase moved.
 			name:  "a restart at another phase is no loss",
 			steps: merge(every(0, 2000, 5), every(9_300, 2000, 5)),
 			until: 17_500, final: types.RelistKnown,
