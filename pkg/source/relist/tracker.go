@@ -59,9 +59,9 @@ type train struct {
 	// the kubelet's relist read late by a loaded podwatch. It counts as a
 	// relist on the phase, but moves neither the grid nor the period.
 	seenLate time.Time
-	// heldUpAt is the last read of the kubelet's held up: on a qualified
-	// train, after a grid point that passed without a read, and the first
-	// read since that point. The kubelet lists on a Go ticker, which keeps
+	// heldUpAt is the last read taken for the kubelet's relist held up: on
+	// the train followed, the first read after a grid point that passed
+	// without one. The kubelet lists on a Go ticker, which keeps
 	// its grid and holds one tick for a receiver that is busy elsewhere:
 	// its file source, blocked sending to a busy sync loop, relists once
 	// when it is back, late, and next on the grid again; never early, and
@@ -94,10 +94,9 @@ func (tr *train) lastRead() time.Time {
 	return tr.last
 }
 
-// heldUp says at may be the kubelet's relist held up (see heldUpAt) on the
-// train followed: a
+// heldUp says at may be the kubelet's relist held up (see heldUpAt): a
 // grid point passed since the train's last read with no read on it, and
-// no read came since that point.
+// none came since that point.
 func (tr *train) heldUp(at time.Time, tol time.Duration) bool {
 	if !tr.qualified {
 		return false
@@ -508,7 +507,9 @@ func (t *Tracker) moved(stopped *train) bool {
 
 // qualifying lists the qualified trains, shortest period first, leaving
 // out each one whose period is a multiple of a shorter (or equal) one's,
-// or the lost phase's, and whose last read lies on that one's grid.
+// or the lost phase's, and whose last read lies on that one's grid, and
+// each one at another period whose last two reads were the followed (or
+// lost) train's reader held up.
 func (t *Tracker) qualifying() []*train {
 	var q []*train
 	for _, tr := range t.trains {
@@ -522,8 +523,17 @@ func (t *Tracker) qualifying() []*train {
 		}
 		return b.hits - a.hits
 	})
+	// The reader followed (or lost), held up, reads late at no period;
+	// by chance such reads may repeat at one.
+	k := t.ghost
+	if slices.Contains(t.trains, t.known) {
+		k = t.known
+	}
 	var out []*train
 	for _, b := range q {
+		if k != nil && b != k && abs(b.period-k.period) > t.tol && t.heldUpOn(k, b.last) && t.heldUpOn(k, b.prev) {
+			continue
+		}
 		harmonic := func(a *train) bool {
 			m := (b.period + a.period/2) / a.period
 			return m >= 1 && abs(b.period-m*a.period) <= t.tol && onGrid(a, b.last, t.tol)
@@ -535,6 +545,24 @@ func (t *Tracker) qualifying() []*train {
 		}
 	}
 	return out
+}
+
+// heldUpOn says the read at, in the history, was the first after a grid
+// point of k that passed without a read: k's reader held up. False when
+// the history does not reach back to that point.
+func (t *Tracker) heldUpOn(k *train, at time.Time) bool {
+	d := at.Sub(k.anchor)
+	n := d / k.period
+	if d%k.period < 0 {
+		n--
+	}
+	gp := k.anchor.Add(n * k.period)
+	if at.Sub(gp) <= t.tol || len(t.history) == 0 || t.history[0].After(gp.Add(-t.tol)) {
+		return false
+	}
+	return !slices.ContainsFunc(t.history, func(x time.Time) bool {
+		return !x.Before(gp.Add(-t.tol)) && x.Before(at)
+	})
 }
 
 // round keeps a period to the millisecond: finer is noise.

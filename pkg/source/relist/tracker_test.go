@@ -226,6 +226,14 @@ func TestTrackerScenarios(t *testing.T) {
 			want: []string{"known(2s)@6000", "lost@34100", "unknown@34100", "known(2s)@38000"},
 		},
 		{
+			// Late by chance 11.35s apart four times: no reader of its own.
+			name: "held-up relists that happen to repeat at a period are no competing reader",
+			steps: merge(every(0, 2000, 7), every(16_000, 2000, 4), every(26_000, 2000, 5),
+				every(38_000, 2000, 5), sweeps(14_500, 25_850, 37_200, 48_550, 50_000, 52_000)),
+			until: 52_500, final: types.RelistKnown,
+			want: []string{"known(2s)@6000"},
+		},
+		{
 			name:  "a sweep missed keeps the phase",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 12000, 14000),
 			until: 14_500, final: types.RelistKnown, next: 16_000,
