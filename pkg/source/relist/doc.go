@@ -86,9 +86,9 @@
 // followed, and Known again at the next relist on the grid; it is Lost
 // only after three periods without any read. A lost phase's grid is kept:
 // two reads on it again bring it back, and trains on it at multiples of
-// its period are its reads, not a competing reader; so are trains at
-// another period whose last two reads were each the first after a missed
-// grid point of the reader followed (held-up relists repeat at one period
+// its period are its reads, not a competing reader; so is a train whose
+// last two reads were each the first after a missed grid point of another
+// qualified train at another period (held-up relists repeat at one period
 // only by chance). A restarted kubelet
 // first looks held up on the old grid; once its reads qualify at the
 // period, begun after the last on the old grid, the phase moved.

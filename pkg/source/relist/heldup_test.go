@@ -42,7 +42,8 @@ func TestReplayKubeletHeldUp(t *testing.T) {
 			if len(got) != len(tr.kubelet) {
 				t.Fatalf("%d relists recognised, want the kubelet's %d", len(got), len(tr.kubelet))
 			}
-			grid := tr.kubelet[0]
+			// Each trace begins on a grid point of the kubelet's ticker.
+			grid := base
 			// Within the tolerance of a grid point, a relist is on the grid;
 			// later than three, late. In between it may be either: seen late
 			// by podwatch or made late by the kubelet.

@@ -508,8 +508,7 @@ func (t *Tracker) moved(stopped *train) bool {
 // qualifying lists the qualified trains, shortest period first, leaving
 // out each one whose period is a multiple of a shorter (or equal) one's,
 // or the lost phase's, and whose last read lies on that one's grid, and
-// each one at another period whose last two reads were the followed (or
-// lost) train's reader held up.
+// each one whose last two reads were another's reader held up.
 func (t *Tracker) qualifying() []*train {
 	var q []*train
 	for _, tr := range t.trains {
@@ -523,15 +522,21 @@ func (t *Tracker) qualifying() []*train {
 		}
 		return b.hits - a.hits
 	})
-	// The reader followed (or lost), held up, reads late at no period;
-	// by chance such reads may repeat at one.
-	k := t.ghost
-	if slices.Contains(t.trains, t.known) {
-		k = t.known
+	// A ticker's reader held up reads late at no period, but by chance
+	// such reads may repeat at one: a train whose last two reads were each
+	// that of a qualified (or lost) train at another period is its shadow.
+	refs := slices.Clone(q)
+	if t.ghost != nil {
+		refs = append(refs, t.ghost)
+	}
+	shadow := func(b *train) bool {
+		return slices.ContainsFunc(refs, func(a *train) bool {
+			return a != b && abs(b.period-a.period) > t.tol && t.heldUpOn(a, b.last) && t.heldUpOn(a, b.prev)
+		})
 	}
 	var out []*train
 	for _, b := range q {
-		if k != nil && b != k && abs(b.period-k.period) > t.tol && t.heldUpOn(k, b.last) && t.heldUpOn(k, b.prev) {
+		if shadow(b) {
 			continue
 		}
 		harmonic := func(a *train) bool {

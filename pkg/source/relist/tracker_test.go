@@ -234,6 +234,15 @@ func TestTrackerScenarios(t *testing.T) {
 			want: []string{"known(2s)@6000"},
 		},
 		{
+			// Before the kubelet's own train qualifies, its held-up relists
+			// qualify one at 6.14s; once the 2s one qualifies, that one is
+			// its shadow.
+			name:  "a train of held-up relists gives way to the kubelet's own",
+			steps: merge(sweeps(1_000, 7_140, 13_280, 19_420), every(20_000, 2000, 10)),
+			until: 38_500, final: types.RelistKnown,
+			want: []string{"known(6.14s)@19420", "known(2s)@26000"},
+		},
+		{
 			name:  "a sweep missed keeps the phase",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 12000, 14000),
 			until: 14_500, final: types.RelistKnown, next: 16_000,
