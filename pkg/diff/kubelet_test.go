@@ -312,13 +312,11 @@ func advanceAll(st *State, snap types.Snapshot, now time.Time) []types.Change {
 // restart, with nothing podwatch can say of the backup.
 func TestKubeletEditorSaveInOrder(t *testing.T) {
 	v1f, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:2"), t0)
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
 
 	emacs := newStepper(t)
 	emacs.step(true, map[string]*types.File{"web.yaml": &v1f})
 	chs := emacs.stepEvents(false,
-		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")},
+		[]types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml")},
 		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f})
 	if got := podOps(chs); got != "UPDATE web.yaml" {
 		t.Fatalf("emacs's save: got %q, want the new write to run: %v", got, chs)
@@ -344,7 +342,7 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 	vim := newStepper(t)
 	vim.step(true, map[string]*types.File{"web.yaml": &v1f})
 	chs = vim.stepEvents(false,
-		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")},
+		[]types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml"), evGone("web.yaml~")},
 		map[string]*types.File{"web.yaml": &v2})
 	if got := podOps(chs); got != "UPDATE web.yaml" {
 		t.Fatalf("vim's save: got %q, want one UPDATE: %v", got, chs)
@@ -368,8 +366,8 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 	// it for certain, and its deletion dropped the pod, as podwatch says.
 	vimRead := newStepper(t)
 	vimRead.step(true, map[string]*types.File{"web.yaml": &v1f})
-	vimRead.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml~")}, map[string]*types.File{"web.yaml": nil, "web.yaml~": &v1f})
-	chs = vimRead.stepEvents(false, []types.WatchEvent{wrote("web.yaml"), gone("web.yaml~")}, map[string]*types.File{"web.yaml": &v2, "web.yaml~": nil})
+	vimRead.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~")}, map[string]*types.File{"web.yaml": nil, "web.yaml~": &v1f})
+	chs = vimRead.stepEvents(false, []types.WatchEvent{evWrote("web.yaml"), evGone("web.yaml~")}, map[string]*types.File{"web.yaml": &v2, "web.yaml~": nil})
 	if m := opMessage(chs, types.OpRemove) + updateMessage(chs); strings.Contains(m, "if the kubelet read") {
 		t.Errorf("vim's save, the backup read: %q says a maybe of what podwatch saw", m)
 	}
@@ -378,7 +376,7 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 	// the new content, and nothing was between.
 	rw := newStepper(t)
 	rw.step(true, map[string]*types.File{"web.yaml": &v1f})
-	chs = rw.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	chs = rw.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
 	if got := podOps(chs); got != "UPDATE web.yaml" || strings.Contains(updateMessage(chs), "on the way") {
 		t.Errorf("delete and write again: got %q %v, want one UPDATE web.yaml with nothing on the way", got, chs)
 	}
@@ -405,19 +403,17 @@ func opMessage(chs []types.Change, op types.Op) string {
 // pod, which the relist starts again from the backup, last in byte order.
 func TestKubeletEmacsAutoSave(t *testing.T) {
 	v1f, wip, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:wip"), t0), valid("", pod("web", "img:2"), t0)
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
 
 	s := newStepper(t)
 	s.step(true, map[string]*types.File{"web.yaml": &v1f})
 	s.extra = true
-	chs := s.stepEvents(true, []types.WatchEvent{wrote("#web.yaml#")}, map[string]*types.File{"#web.yaml#": &wip})
+	chs := s.stepEvents(true, []types.WatchEvent{evWrote("#web.yaml#")}, map[string]*types.File{"#web.yaml#": &wip})
 	s.extra = false
 	if got := podOps(chs); got != "UPDATE #web.yaml#" {
 		t.Fatalf("auto-save on podwatch's own relist: got %q, want the kubelet's watch to run it: %v", got, chs)
 	}
 	chs = s.stepEvents(false,
-		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("#web.yaml#")},
+		[]types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml"), evGone("#web.yaml#")},
 		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f, "#web.yaml#": nil})
 	if got := podOps(chs); got != "REMOVE #web.yaml#" {
 		t.Fatalf("the save: got %q, want the auto-save's deletion to drop the pod: %v", got, chs)
@@ -466,23 +462,20 @@ func TestKubeletChmod(t *testing.T) {
 // snapshot's events gave the pod on the way (the kubelet read the new
 // file on both events, with its relist between them: five UPDATEs).
 func TestKubeletEditorSaveOverTwoSnapshots(t *testing.T) {
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	q := &sedSteps{t: t}
 	if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
 		t.Fatalf("first list: %q", podOps(chs))
 	}
-	bak := valid("web.yaml~", pod("web", "img:1"), at(0))
-	open := valid("web.yaml", pod("web", "img:2"), at(0))
+	bak := valid("web.yaml~", pod("web", "img:1"), saveAt(0))
+	open := valid("web.yaml", pod("web", "img:2"), saveAt(0))
 	open.Complete = false
-	chs, recheck := q.at(at(0), false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")}, open, bak)
+	chs, recheck := q.at(saveAt(0), false, []types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml")}, open, bak)
 	if len(chs) != 0 || recheck.IsZero() {
 		t.Fatalf("the save, the new file still open: %q, want the UPDATE held", podOps(chs))
 	}
-	whole := valid("web.yaml", pod("web", "img:2"), at(0))
-	chs, _ = q.at(at(20), false, []types.WatchEvent{wrote("web.yaml")}, whole, bak)
+	whole := valid("web.yaml", pod("web", "img:2"), saveAt(0))
+	chs, _ = q.at(saveAt(20), false, []types.WatchEvent{evWrote("web.yaml")}, whole, bak)
 	m := updateMessage(chs)
 	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~ and may have read web.yaml mid-write, so it may restart the pod 3 more times before this") {
 		t.Fatalf("the whole: %q %q, want one UPDATE naming the drop, the backup and the mid-write read", podOps(chs), m)
@@ -492,19 +485,16 @@ func TestKubeletEditorSaveOverTwoSnapshots(t *testing.T) {
 // emacs's rename in one snapshot and the backup's and new file's events in
 // the next: the drop still counts on the way, as in one snapshot.
 func TestKubeletEditorSaveRenameInItsOwnSnapshot(t *testing.T) {
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	q := &sedSteps{t: t}
 	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
 		t.Fatalf("first list: %q", podOps(chs))
 	}
-	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+	if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evGone("web.yaml")}); len(chs) != 0 {
 		t.Fatalf("the rename alone: %q, want the REMOVE held to settle", podOps(chs))
 	}
-	bak, v2 := valid("web.yaml~", pod("web", "img:1"), at(5)), valid("web.yaml", pod("web", "img:2"), at(5))
-	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("web.yaml~"), wrote("web.yaml")}, v2, bak)
-	chs = append(chs, q.rest(at(5), recheck, v2, bak)...)
+	bak, v2 := valid("web.yaml~", pod("web", "img:1"), saveAt(5)), valid("web.yaml", pod("web", "img:2"), saveAt(5))
+	chs, recheck := q.at(saveAt(5), false, []types.WatchEvent{evWrote("web.yaml~"), evWrote("web.yaml")}, v2, bak)
+	chs = append(chs, q.rest(saveAt(5), recheck, v2, bak)...)
 	m := updateMessage(chs)
 	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~, so it may restart the pod 2 more times") {
 		t.Fatalf("the save: %q %q, want one UPDATE naming the drop and the backup", podOps(chs), m)
@@ -515,13 +505,12 @@ func TestKubeletEditorSaveRenameInItsOwnSnapshot(t *testing.T) {
 // nothing, and the drop before it stays the one a later file starts from.
 func TestKubeletGoneAfterADrop(t *testing.T) {
 	web, bak := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:bak"), t0)
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
 	s := newStepper(t)
 	s.step(true, map[string]*types.File{"web.yaml": &web, "web.yaml.bak": &bak})
-	if got := podOps(s.stepEvents(false, []types.WatchEvent{gone("web.yaml.bak")}, map[string]*types.File{"web.yaml.bak": nil})); got != "REMOVE web.yaml.bak" {
+	if got := podOps(s.stepEvents(false, []types.WatchEvent{evGone("web.yaml.bak")}, map[string]*types.File{"web.yaml.bak": nil})); got != "REMOVE web.yaml.bak" {
 		t.Fatalf("the winner deleted: %q, want its pod dropped", got)
 	}
-	if chs := s.stepEvents(false, []types.WatchEvent{gone("web.yaml")}, map[string]*types.File{"web.yaml": nil}); len(chs) != 0 {
+	if chs := s.stepEvents(false, []types.WatchEvent{evGone("web.yaml")}, map[string]*types.File{"web.yaml": nil}); len(chs) != 0 {
 		t.Fatalf("the other deleted with the pod dropped already: %+v, want nothing", chs)
 	}
 }
@@ -530,19 +519,16 @@ func TestKubeletGoneAfterADrop(t *testing.T) {
 // backup moved in at the next one's start is still the rename of the
 // manifest, which the kubelet may have read before vim deleted it.
 func TestKubeletVimSaveRenameInItsOwnSnapshot(t *testing.T) {
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	q := &sedSteps{t: t}
 	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
 		t.Fatalf("first list: %q", podOps(chs))
 	}
-	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+	if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evGone("web.yaml")}); len(chs) != 0 {
 		t.Fatalf("the rename alone: %q, want the REMOVE held to settle", podOps(chs))
 	}
-	v2 := valid("web.yaml", pod("web", "img:2"), at(5))
-	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")}, v2)
-	chs = append(chs, q.rest(at(5), recheck, v2)...)
+	v2 := valid("web.yaml", pod("web", "img:2"), saveAt(5))
+	chs, recheck := q.at(saveAt(5), false, []types.WatchEvent{evWrote("web.yaml~"), evWrote("web.yaml"), evGone("web.yaml~")}, v2)
+	chs = append(chs, q.rest(saveAt(5), recheck, v2)...)
 	if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "if the kubelet read web.yaml~ before it went, its deletion stops the pod") {
 		t.Fatalf("the save: %q %q, want one UPDATE saying the backup's deletion may stop the pod", podOps(chs), m)
 	}

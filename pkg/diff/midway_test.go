@@ -19,9 +19,8 @@ func TestChunkedWriteIsARace(t *testing.T) {
 	const skip = "the kubelet may read only the whole and skip this restart"
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	wrote := []types.WatchEvent{{Name: "web.yaml"}}
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	open := func(image string, ms int) types.File {
-		f := valid("web.yaml", pod("web", image), at(ms))
+		f := valid("web.yaml", pod("web", image), saveAt(ms))
 		f.Complete = false
 		return f
 	}
@@ -36,13 +35,13 @@ func TestChunkedWriteIsARace(t *testing.T) {
 	t.Run("slow: the half published", func(t *testing.T) {
 		q := start(t)
 		half := open("img:2", 0)
-		chs, recheck := q.at(at(0), false, wrote, half)
-		chs = append(chs, q.rest(at(0), recheck, half)...)
+		chs, recheck := q.at(saveAt(0), false, wrote, half)
+		chs = append(chs, q.rest(saveAt(0), recheck, half)...)
 		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), skip) {
 			t.Fatalf("the half, quiet past the settle delay: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
 		}
-		whole := valid("web.yaml", pod("web", "img:22"), at(2000))
-		chs, _ = q.at(at(2000), false, wrote, whole)
+		whole := valid("web.yaml", pod("web", "img:22"), saveAt(2000))
+		chs, _ = q.at(saveAt(2000), false, wrote, whole)
 		m := updateMessage(chs)
 		if podOps(chs) != "UPDATE web.yaml" || strings.Contains(m, "may restart") || strings.Contains(m, skip) {
 			t.Fatalf("the whole: %q %q, want one certain UPDATE: the half's own said it may be skipped", podOps(chs), m)
@@ -52,12 +51,12 @@ func TestChunkedWriteIsARace(t *testing.T) {
 	t.Run("fast: the half read, never published", func(t *testing.T) {
 		q := start(t)
 		half := open("img:2", 0)
-		if chs, _ := q.at(at(0), false, wrote, half); len(chs) != 0 {
+		if chs, _ := q.at(saveAt(0), false, wrote, half); len(chs) != 0 {
 			t.Fatalf("the half, just read: %q, want it held to settle", podOps(chs))
 		}
-		whole := valid("web.yaml", pod("web", "img:22"), at(30))
-		chs, recheck := q.at(at(30), false, wrote, whole)
-		chs = append(chs, q.rest(at(30), recheck, whole)...)
+		whole := valid("web.yaml", pod("web", "img:22"), saveAt(30))
+		chs, recheck := q.at(saveAt(30), false, wrote, whole)
+		chs = append(chs, q.rest(saveAt(30), recheck, whole)...)
 		m := updateMessage(chs)
 		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "may have read web.yaml mid-write, so it may restart the pod once more before this") {
 			t.Fatalf("the whole: %q %q, want one UPDATE saying the kubelet may have run the half first", podOps(chs), m)
@@ -68,12 +67,12 @@ func TestChunkedWriteIsARace(t *testing.T) {
 		// The one write event's read got the whole: nothing on the way.
 		q := start(t)
 		v2 := open("img:2", 0)
-		if chs, _ := q.at(at(0), false, wrote, v2); len(chs) != 0 {
+		if chs, _ := q.at(saveAt(0), false, wrote, v2); len(chs) != 0 {
 			t.Fatalf("written, still open: %q, want it held to settle", podOps(chs))
 		}
 		closed := v2
 		closed.Complete = true
-		chs, _ := q.at(at(30), false, []types.WatchEvent{}, closed)
+		chs, _ := q.at(saveAt(30), false, []types.WatchEvent{}, closed)
 		if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || strings.Contains(m, "may") {
 			t.Fatalf("closed: %q %q, want one certain UPDATE", podOps(chs), m)
 		}
@@ -81,8 +80,8 @@ func TestChunkedWriteIsARace(t *testing.T) {
 
 	t.Run("written and closed at once", func(t *testing.T) {
 		q := start(t)
-		v2 := valid("web.yaml", pod("web", "img:2"), at(0))
-		chs, _ := q.at(at(0), false, wrote, v2)
+		v2 := valid("web.yaml", pod("web", "img:2"), saveAt(0))
+		chs, _ := q.at(saveAt(0), false, wrote, v2)
 		if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || strings.Contains(m, "may") {
 			t.Fatalf("an ordinary write: %q %q, want one certain UPDATE", podOps(chs), m)
 		}

@@ -3,7 +3,6 @@ package diff
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -21,12 +20,10 @@ const replayPhrase = "the kubelet may stop the pod and start it again once (a ra
 // drops nothing on the way says nothing of it.
 func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	v1f, v2 := valid("", pod("web", "img:1"), t0), valid("", pod("web", "img:2"), t0)
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
 
 	mv := newStepper(t)
 	mv.step(true, map[string]*types.File{"web.yaml": &v1f})
-	chs := mv.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("x.yaml")}, map[string]*types.File{"web.yaml": nil, "x.yaml": &v1f})
+	chs := mv.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("x.yaml")}, map[string]*types.File{"web.yaml": nil, "x.yaml": &v1f})
 	if got := podOps(chs); got != "UPDATE x.yaml" {
 		t.Fatalf("the rename: got %q, want one UPDATE: %v", got, chs)
 	}
@@ -34,7 +31,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 		t.Errorf("the rename: message %q does not say the old name's going may stop the pod once, and only that", m)
 	}
 	// Said once: the next change has no drop before it.
-	chs = mv.stepEvents(false, []types.WatchEvent{wrote("x.yaml")}, map[string]*types.File{"x.yaml": &v2})
+	chs = mv.stepEvents(false, []types.WatchEvent{evWrote("x.yaml")}, map[string]*types.File{"x.yaml": &v2})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
 		t.Errorf("an edit after the rename: message %q, want an UPDATE without the race", m)
 	}
@@ -42,7 +39,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	// Deleted and written again in one snapshot: the same two events.
 	rw := newStepper(t)
 	rw.step(true, map[string]*types.File{"web.yaml": &v1f})
-	chs = rw.stepEvents(false, []types.WatchEvent{gone("web.yaml"), wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	chs = rw.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
 	if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") {
 		t.Errorf("delete and write again: message %q does not say the race", m)
 	}
@@ -51,7 +48,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	// manifest's name never goes, so nothing drops the pod.
 	over := newStepper(t)
 	over.step(true, map[string]*types.File{"web.yaml": &v1f})
-	chs = over.stepEvents(false, []types.WatchEvent{wrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
+	chs = over.stepEvents(false, []types.WatchEvent{evWrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
 		t.Errorf("written over: message %q, want an UPDATE without the race", m)
 	}
@@ -61,7 +58,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	emacs := newStepper(t)
 	emacs.step(true, map[string]*types.File{"web.yaml": &v1f})
 	chs = emacs.stepEvents(false,
-		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml")},
+		[]types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml")},
 		map[string]*types.File{"web.yaml": &v2, "web.yaml~": &v1f})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
 		t.Errorf("emacs's save: message %q, want the drop counted on the way only", m)
@@ -69,7 +66,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	vim := newStepper(t)
 	vim.step(true, map[string]*types.File{"web.yaml": &v1f})
 	chs = vim.stepEvents(false,
-		[]types.WatchEvent{gone("web.yaml"), wrote("web.yaml~"), wrote("web.yaml"), gone("web.yaml~")},
+		[]types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml~"), evWrote("web.yaml"), evGone("web.yaml~")},
 		map[string]*types.File{"web.yaml": &v2})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
 		t.Errorf("vim's save: message %q, want the backup's drop said alone", m)
@@ -79,19 +76,16 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 // A rename whose old name's going comes a snapshot before the new name:
 // the drop is still the rename's.
 func TestKubeletRenameOverTwoSnapshotsMayReplay(t *testing.T) {
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	q := &sedSteps{t: t}
 	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
 		t.Fatalf("first list: %q", podOps(chs))
 	}
-	if chs, _ := q.at(at(0), false, []types.WatchEvent{gone("web.yaml")}); len(chs) != 0 {
+	if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evGone("web.yaml")}); len(chs) != 0 {
 		t.Fatalf("the old name's going: %q, want the REMOVE held to settle", podOps(chs))
 	}
 	moved := valid("x.yaml", pod("web", "img:1"), t0)
-	chs, recheck := q.at(at(5), false, []types.WatchEvent{wrote("x.yaml")}, moved)
-	chs = append(chs, q.rest(at(5), recheck, moved)...)
+	chs, recheck := q.at(saveAt(5), false, []types.WatchEvent{evWrote("x.yaml")}, moved)
+	chs = append(chs, q.rest(saveAt(5), recheck, moved)...)
 	if m := updateMessage(chs); podOps(chs) != "UPDATE x.yaml" || !strings.Contains(m, replayPhrase+"web.yaml's going)") {
 		t.Fatalf("the new name: %q %q, want one UPDATE saying the race", podOps(chs), m)
 	}

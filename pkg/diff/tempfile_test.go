@@ -58,11 +58,8 @@ func (q *sedSteps) rest(now, recheck time.Time, files ...types.File) []types.Cha
 func TestSedTempFile(t *testing.T) {
 	const tmp = "sedQ3xZ9a"
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
-	wrote := func(n string) types.WatchEvent { return types.WatchEvent{Name: n} }
-	gone := func(n string) types.WatchEvent { return types.WatchEvent{Name: n, Gone: true} }
 	may := "may have taken in " + tmp
 	once := "so it may restart the pod once more before this"
-	at := func(ms int) time.Time { return t0.Add(time.Minute + time.Duration(ms)*time.Millisecond) }
 	start := func(t *testing.T) *sedSteps {
 		q := &sedSteps{t: t}
 		if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
@@ -85,62 +82,62 @@ func TestSedTempFile(t *testing.T) {
 
 	t.Run("one snapshot", func(t *testing.T) {
 		q := start(t)
-		web := valid("web.yaml", pod("web", "img:2"), at(20))
-		chs, recheck := q.at(at(20), false, []types.WatchEvent{wrote(tmp), gone(tmp), wrote("web.yaml")}, web)
-		chs = append(chs, q.rest(at(20), recheck, web)...)
+		web := valid("web.yaml", pod("web", "img:2"), saveAt(20))
+		chs, recheck := q.at(saveAt(20), false, []types.WatchEvent{evWrote(tmp), evGone(tmp), evWrote("web.yaml")}, web)
+		chs = append(chs, q.rest(saveAt(20), recheck, web)...)
 		oneUpdate(t, "the temp file unread", chs)
 	})
 
 	t.Run("temp file read whole, renamed in the next", func(t *testing.T) {
 		q := start(t)
-		sed := valid(tmp, pod("web", "img:2"), at(0))
-		chs, recheck := q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
+		sed := valid(tmp, pod("web", "img:2"), saveAt(0))
+		chs, recheck := q.at(saveAt(0), false, []types.WatchEvent{evWrote(tmp)}, sed, v1f)
 		if len(chs) != 0 || recheck.IsZero() {
 			t.Fatalf("the temp file new and whole: %q, recheck %v; want the UPDATE held", podOps(chs), recheck)
 		}
-		web := valid("web.yaml", pod("web", "img:2"), at(15))
-		chs, recheck = q.at(at(15), false, []types.WatchEvent{gone(tmp), wrote("web.yaml")}, web)
-		chs = append(chs, q.rest(at(15), recheck, web)...)
+		web := valid("web.yaml", pod("web", "img:2"), saveAt(15))
+		chs, recheck = q.at(saveAt(15), false, []types.WatchEvent{evGone(tmp), evWrote("web.yaml")}, web)
+		chs = append(chs, q.rest(saveAt(15), recheck, web)...)
 		oneUpdate(t, "renamed", chs)
 	})
 
 	t.Run("temp file read mid-write, renamed in the next", func(t *testing.T) {
 		q := start(t)
-		half := types.File{Name: tmp, Path: "/m/" + tmp, Err: errString("yaml: line 4: did not find expected key"), ChangedAt: at(0)}
-		if chs, _ := q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, half, v1f); podOps(chs) != "" {
+		half := types.File{Name: tmp, Path: "/m/" + tmp, Err: errString("yaml: line 4: did not find expected key"), ChangedAt: saveAt(0)}
+		if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evWrote(tmp)}, half, v1f); podOps(chs) != "" {
 			t.Fatalf("half a temp file: %q", podOps(chs))
 		}
-		web := valid("web.yaml", pod("web", "img:2"), at(15))
-		chs, recheck := q.at(at(15), false, []types.WatchEvent{gone(tmp), wrote("web.yaml")}, web)
-		chs = append(chs, q.rest(at(15), recheck, web)...)
+		web := valid("web.yaml", pod("web", "img:2"), saveAt(15))
+		chs, recheck := q.at(saveAt(15), false, []types.WatchEvent{evGone(tmp), evWrote("web.yaml")}, web)
+		chs = append(chs, q.rest(saveAt(15), recheck, web)...)
 		oneUpdate(t, "renamed after a partial read", chs)
 	})
 
 	t.Run("the rename's two events in two snapshots", func(t *testing.T) {
 		q := start(t)
-		sed := valid(tmp, pod("web", "img:2"), at(0))
-		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
-		chs, _ := q.at(at(10), false, []types.WatchEvent{gone(tmp)}, v1f)
+		sed := valid(tmp, pod("web", "img:2"), saveAt(0))
+		q.at(saveAt(0), false, []types.WatchEvent{evWrote(tmp)}, sed, v1f)
+		chs, _ := q.at(saveAt(10), false, []types.WatchEvent{evGone(tmp)}, v1f)
 		if len(chs) != 0 {
 			t.Fatalf("the temp file gone: %q, want the REMOVE held: the kubelet may never have read it\n%+v", podOps(chs), chs)
 		}
-		web := valid("web.yaml", pod("web", "img:2"), at(12))
-		chs, recheck := q.at(at(12), false, []types.WatchEvent{wrote("web.yaml")}, web)
-		chs = append(chs, q.rest(at(12), recheck, web)...)
+		web := valid("web.yaml", pod("web", "img:2"), saveAt(12))
+		chs, recheck := q.at(saveAt(12), false, []types.WatchEvent{evWrote("web.yaml")}, web)
+		chs = append(chs, q.rest(saveAt(12), recheck, web)...)
 		oneUpdate(t, "moved in", chs)
 		// The relist finds web.yaml alone: nothing more.
-		if chs, _ := q.at(at(20_000), true, nil, web); len(chs) != 0 {
+		if chs, _ := q.at(saveAt(20_000), true, nil, web); len(chs) != 0 {
 			t.Fatalf("the relist after: %q", podOps(chs))
 		}
 	})
 
 	t.Run("gone unread, the target moved in next", func(t *testing.T) {
 		q := start(t)
-		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, v1f)
-		q.at(at(5), false, []types.WatchEvent{gone(tmp)}, v1f)
-		web := valid("web.yaml", pod("web", "img:2"), at(6))
-		chs, recheck := q.at(at(6), false, []types.WatchEvent{wrote("web.yaml")}, web)
-		chs = append(chs, q.rest(at(6), recheck, web)...)
+		q.at(saveAt(0), false, []types.WatchEvent{evWrote(tmp)}, v1f)
+		q.at(saveAt(5), false, []types.WatchEvent{evGone(tmp)}, v1f)
+		web := valid("web.yaml", pod("web", "img:2"), saveAt(6))
+		chs, recheck := q.at(saveAt(6), false, []types.WatchEvent{evWrote("web.yaml")}, web)
+		chs = append(chs, q.rest(saveAt(6), recheck, web)...)
 		oneUpdate(t, "moved in after the unread name went", chs)
 	})
 
@@ -148,10 +145,10 @@ func TestSedTempFile(t *testing.T) {
 	// pod back: the REMOVE is said once it settled, as an if.
 	t.Run("gone for good", func(t *testing.T) {
 		q := start(t)
-		sed := valid(tmp, pod("web", "img:2"), at(0))
-		q.at(at(0), false, []types.WatchEvent{wrote(tmp)}, sed, v1f)
-		chs, recheck := q.at(at(10), false, []types.WatchEvent{gone(tmp)}, v1f)
-		chs = append(chs, q.rest(at(10), recheck, v1f)...)
+		sed := valid(tmp, pod("web", "img:2"), saveAt(0))
+		q.at(saveAt(0), false, []types.WatchEvent{evWrote(tmp)}, sed, v1f)
+		chs, recheck := q.at(saveAt(10), false, []types.WatchEvent{evGone(tmp)}, v1f)
+		chs = append(chs, q.rest(saveAt(10), recheck, v1f)...)
 		m := removeMessage(chs)
 		if podOps(chs) != "REMOVE "+tmp || !strings.Contains(m, "if the kubelet's watch read it first") || strings.Contains(m, may) {
 			t.Fatalf("the temp file gone for good: %q %q", podOps(chs), m)
@@ -163,12 +160,12 @@ func TestSedTempFile(t *testing.T) {
 	// back; both restarts are said.
 	t.Run("a relist while held", func(t *testing.T) {
 		q := start(t)
-		early := valid("a.yaml", pod("web", "img:2"), at(0))
-		if chs, _ := q.at(at(0), false, []types.WatchEvent{wrote("a.yaml")}, early, v1f); len(chs) != 0 {
+		early := valid("a.yaml", pod("web", "img:2"), saveAt(0))
+		if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evWrote("a.yaml")}, early, v1f); len(chs) != 0 {
 			t.Fatalf("the new file: %q, want it held", podOps(chs))
 		}
-		chs, recheck := q.at(at(500), true, nil, early, v1f)
-		chs = append(chs, q.rest(at(500), recheck, early, v1f)...)
+		chs, recheck := q.at(saveAt(500), true, nil, early, v1f)
+		chs = append(chs, q.rest(saveAt(500), recheck, early, v1f)...)
 		if got := podOps(chs); got != "UPDATE a.yaml, UPDATE web.yaml" || !strings.Contains(chs[1].Message, "now from web.yaml (was a.yaml)") {
 			t.Fatalf("the relist: %q, want the held UPDATE and the one back\n%+v", got, chs)
 		}
@@ -178,14 +175,14 @@ func TestSedTempFile(t *testing.T) {
 	// and the UPDATE to it, and the one back, are certain.
 	t.Run("a new file that stays", func(t *testing.T) {
 		q := start(t)
-		bak := valid("a.yaml", pod("web", "img:2"), at(0))
-		chs, recheck := q.at(at(0), false, []types.WatchEvent{wrote("a.yaml")}, bak, v1f)
-		chs = append(chs, q.rest(at(0), recheck, bak, v1f)...)
+		bak := valid("a.yaml", pod("web", "img:2"), saveAt(0))
+		chs, recheck := q.at(saveAt(0), false, []types.WatchEvent{evWrote("a.yaml")}, bak, v1f)
+		chs = append(chs, q.rest(saveAt(0), recheck, bak, v1f)...)
 		if m := updateMessage(chs); podOps(chs) != "UPDATE a.yaml" || !strings.Contains(m, "now from a.yaml (was web.yaml)") || strings.Contains(m, "may have") {
 			t.Fatalf("a new file that stays: %q %q", podOps(chs), m)
 		}
-		chs, recheck = q.at(at(5000), false, []types.WatchEvent{gone("a.yaml")}, v1f)
-		chs = append(chs, q.rest(at(5000), recheck, v1f)...)
+		chs, recheck = q.at(saveAt(5000), false, []types.WatchEvent{evGone("a.yaml")}, v1f)
+		chs = append(chs, q.rest(saveAt(5000), recheck, v1f)...)
 		if m := removeMessage(chs); podOps(chs) != "REMOVE a.yaml" || strings.Contains(m, "if the kubelet") {
 			t.Fatalf("the new file deleted later: %q %q", podOps(chs), m)
 		}
