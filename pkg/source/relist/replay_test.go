@@ -356,11 +356,74 @@ func TestFullReadOfYoungFilesWhenOwnListsAreKnown(t *testing.T) {
 // kubelet's relists one period apart, at its period, and stays so. (Podwatch's first list may
 // be taken in, when it fell on the kubelet's grid.)
 func TestReplayRecordedTraces(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.trace"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no traces: %v", err)
-	}
 	const near = 50 * time.Millisecond
+	// Podwatch's own lists are in the traces, but not their times: its
+	// full reads of young files are seen, and must not qualify.
+	eachTrace(t, "*.trace", func(t *testing.T, tr trace, obs []types.RelistObservation) {
+		got := relists(obs)
+		// fourth is the relist the phase is known by: the fourth of the
+		// first four of the kubelet's one period apart, each recognised.
+		var fourth time.Time
+		run, seen := 0, 0
+		for j, k := range tr.kubelet {
+			i := slices.IndexFunc(got, func(rl types.KubeletRelist) bool { return abs(rl.At.Sub(k)) <= near })
+			if i < 0 {
+				// Only a folder with nothing to read shows no relist.
+				if seen > 0 {
+					t.Errorf("the kubelet's relist at %v was not recognised", k.Sub(base))
+				}
+				run = 0
+				continue
+			}
+			seen++
+			switch {
+			case run > 0 && abs(k.Sub(tr.kubelet[j-1])-2*time.Second) <= DefaultTolerance:
+				run++
+			default:
+				run = 1
+			}
+			if run == 4 && fourth.IsZero() {
+				fourth = got[i].At
+			}
+		}
+		for _, rl := range got {
+			if !slices.ContainsFunc(tr.kubelet, func(k time.Time) bool { return abs(rl.At.Sub(k)) <= near }) && rl.OnPhase {
+				t.Errorf("a full read at %v, no relist of the kubelet's, is on the phase", rl.At.Sub(base))
+			}
+		}
+		if fourth.IsZero() {
+			t.Fatalf("%d relists of the kubelet's recognised, not four in a row", seen)
+		}
+		known := false
+		for _, o := range obs {
+			at := o.Phase.Last
+			if o.Relist != nil {
+				at = o.Relist.At
+			}
+			switch {
+			case o.Phase.State == types.RelistKnown && !known:
+				known = true
+				if at.After(fourth) || !slices.ContainsFunc(tr.kubelet, func(k time.Time) bool { return abs(at.Sub(k)) <= near }) {
+					t.Errorf("phase known with the read at %v, want a relist of the kubelet's by the fourth in a row, at %v", at.Sub(base), fourth.Sub(base))
+				}
+				if abs(o.Phase.Period-2*time.Second) > 25*time.Millisecond {
+					t.Errorf("period %v, want the kubelet's 2s", o.Phase.Period)
+				}
+			case known && o.Phase.State != types.RelistKnown:
+				t.Errorf("phase %v after it was known: %s", o.Phase.State, o.Phase.Why)
+			}
+		}
+	})
+}
+
+// eachTrace replays, in a subtest each, the traces in testdata matching
+// pattern, and hands check the trace and what the tracker observed.
+func eachTrace(t *testing.T, pattern string, check func(t *testing.T, tr trace, obs []types.RelistObservation)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", pattern))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces match %s: %v", pattern, err)
+	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			text, err := os.ReadFile(file)
@@ -368,62 +431,7 @@ func TestReplayRecordedTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := parseTrace(t, file, string(text))
-			// Podwatch's own lists are in the traces, but not their times:
-			// its full reads of young files are seen, and must not qualify.
-			obs := replay(t, tr, 0)
-			got := relists(obs)
-			// fourth is the relist the phase is known by: the fourth of the
-			// first four of the kubelet's one period apart, each recognised.
-			var fourth time.Time
-			run, seen := 0, 0
-			for j, k := range tr.kubelet {
-				i := slices.IndexFunc(got, func(rl types.KubeletRelist) bool { return abs(rl.At.Sub(k)) <= near })
-				if i < 0 {
-					// Only a folder with nothing to read shows no relist.
-					if seen > 0 {
-						t.Errorf("the kubelet's relist at %v was not recognised", k.Sub(base))
-					}
-					run = 0
-					continue
-				}
-				seen++
-				switch {
-				case run > 0 && abs(k.Sub(tr.kubelet[j-1])-2*time.Second) <= DefaultTolerance:
-					run++
-				default:
-					run = 1
-				}
-				if run == 4 && fourth.IsZero() {
-					fourth = got[i].At
-				}
-			}
-			for _, rl := range got {
-				if !slices.ContainsFunc(tr.kubelet, func(k time.Time) bool { return abs(rl.At.Sub(k)) <= near }) && rl.OnPhase {
-					t.Errorf("a full read at %v, no relist of the kubelet's, is on the phase", rl.At.Sub(base))
-				}
-			}
-			if fourth.IsZero() {
-				t.Fatalf("%d relists of the kubelet's recognised, not four in a row", seen)
-			}
-			known := false
-			for _, o := range obs {
-				at := o.Phase.Last
-				if o.Relist != nil {
-					at = o.Relist.At
-				}
-				switch {
-				case o.Phase.State == types.RelistKnown && !known:
-					known = true
-					if at.After(fourth) || !slices.ContainsFunc(tr.kubelet, func(k time.Time) bool { return abs(at.Sub(k)) <= near }) {
-						t.Errorf("phase known with the read at %v, want a relist of the kubelet's by the fourth in a row, at %v", at.Sub(base), fourth.Sub(base))
-					}
-					if abs(o.Phase.Period-2*time.Second) > 25*time.Millisecond {
-						t.Errorf("period %v, want the kubelet's 2s", o.Phase.Period)
-					}
-				case known && o.Phase.State != types.RelistKnown:
-					t.Errorf("phase %v after it was known: %s", o.Phase.State, o.Phase.Why)
-				}
-			}
+			check(t, tr, replay(t, tr, 0))
 		})
 	}
 }
