@@ -46,6 +46,27 @@ type KubeletRelist struct {
 	// (podwatch's own first list, a backup) and whenever the phase is not
 	// Known.
 	OnPhase bool
+	// Written names, in byte order, the files the relist read that were
+	// written (or moved in) after the folder open and before the relist
+	// was recognised, each placed by the order of the detector's own
+	// queue, not by any clock: the kubelet read the file as it was at
+	// its open of it, and podwatch may have read it later, or earlier.
+	Written []RelistWrite
+}
+
+// RelistWrite is a file written during a relist (KubeletRelist.Written).
+type RelistWrite struct {
+	Name string
+	// Before: a write came after the folder open and before the relist
+	// opened the file, so the relist read content newer than its folder
+	// open (as of its open of the file; a write after that is the
+	// watch's). Otherwise every write came after the relist's open of the
+	// file, and the relist read the content from before them, unless a
+	// write fell between its open and its read, or the open taken for the
+	// relist's was the writer's own (a writer opens the file before its
+	// first write; the relist's open of the last file completes it at
+	// once, so a later one is not looked for).
+	Before bool
 }
 
 // RelistPhase is when the kubelet relists, as far as podwatch can tell.

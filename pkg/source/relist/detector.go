@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -54,6 +55,7 @@ const (
 	opened op = iota // the name was opened; "" is the folder itself
 	came             // the name was created or moved in
 	went             // the name was deleted or moved away
+	wrote            // the name's content was written (or truncated)
 )
 
 // event is one thing seen in the folder. Dot names and folders are left
@@ -89,13 +91,22 @@ type watcher interface {
 // is not in want: the kubelet may have globbed it, or not. One moved over
 // a name in want keeps it: the name never stops naming a file, which the
 // kubelet opens.
+//
+// written orders each write to a file of want against the open matched
+// for it, on the queue (see types.RelistWrite): true for a write before
+// it. A write after the last file matched, followed by another open of
+// that file before any other matches, was before the relist's own open:
+// the one matched was the writer's.
 type candidate struct {
-	at     time.Time
-	want   []string
-	next   int
-	opened int                 // files of want opened
-	step   time.Time           // the last open that matched
-	gone   map[string]struct{} // names of want that went since the folder open
+	at      time.Time
+	want    []string
+	next    int
+	opened  int                 // files of want opened
+	step    time.Time           // the last open that matched
+	gone    map[string]struct{} // names of want that went since the folder open
+	written map[string]bool     // names of want written since the folder open: before their open
+	last    string              // the last file matched
+	wrote   bool                // last was written since its open matched
 }
 
 // skippable says want[i] went since the folder open.
@@ -107,6 +118,11 @@ func (c *candidate) skippable(i int) bool {
 // open advances c if name is the next file it must open, or comes after
 // files it may skip; it reports whether it did.
 func (c *candidate) open(name string, at time.Time) bool {
+	if c.wrote && name == c.last {
+		// Opened again after a write: the open matched was the writer's.
+		c.written[name], c.wrote = true, false
+		return false
+	}
 	k := c.next
 	for k < len(c.want) && c.want[k] != name && c.skippable(k) {
 		k++
@@ -114,7 +130,7 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if k == len(c.want) || c.want[k] != name {
 		return false
 	}
-	c.next, c.step = k+1, at
+	c.next, c.step, c.last, c.wrote = k+1, at, name, false
 	c.opened++
 	c.skipTail()
 	return true
@@ -130,6 +146,34 @@ func (c *candidate) skipTail() {
 	if i == c.next {
 		c.next = len(c.want)
 	}
+}
+
+// write notes that name was written, or a file moved in under it.
+func (c *candidate) write(name string) {
+	i, found := slices.BinarySearch(c.want, name)
+	if !found {
+		return // not globbed by this relist (created since), or no file of it
+	}
+	if c.written == nil {
+		c.written = map[string]bool{}
+	}
+	before := i >= c.next // not opened yet; one skipped is not read at all
+	c.written[name] = c.written[name] || before
+	if !before && name == c.last {
+		c.wrote = true
+	}
+}
+
+// writes lists what written holds, in byte order.
+func (c *candidate) writes() []types.RelistWrite {
+	if len(c.written) == 0 {
+		return nil
+	}
+	out := make([]types.RelistWrite, 0, len(c.written))
+	for _, name := range slices.Sorted(maps.Keys(c.written)) {
+		out = append(out, types.RelistWrite{Name: name, Before: c.written[name]})
+	}
+	return out
 }
 
 // went notes that name was deleted or moved away.
@@ -401,6 +445,10 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			}
 		case e.op == opened:
 			c = d.fileOpened(e.name, b.at)
+		case e.op == wrote:
+			for _, c := range d.cands {
+				c.write(e.name)
+			}
 		default:
 			// A name that no longer names a regular file is not opened
 			// under it: the kubelet skips what is not a regular file and
@@ -429,7 +477,7 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 		return true
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
-	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase}
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes()}
 	d.log.Debug("full read of the folder seen", "path", d.opts.Path, "at", c.at, "files", c.opened,
 		"skipped", len(c.want)-c.opened, "onPhase", onPhase, "latency", seen.Sub(c.at))
 	return d.emit(ctx, out, changes, r)
@@ -507,6 +555,11 @@ func (d *Detector) fileOpened(name string, at time.Time) *candidate {
 func (d *Detector) nameChanged(name string, present, gone bool) *candidate {
 	d.setName(name, present)
 	if !gone {
+		// New content under the name (a file moved over it, or created
+		// after it went).
+		for _, c := range d.cands {
+			c.write(name)
+		}
 		return nil
 	}
 	for _, c := range d.cands {

@@ -38,6 +38,8 @@ type reader struct {
 	// afterGlob, for a full reader, runs between its glob and its reads
 	// at cycle n: what other writers do to the folder meanwhile.
 	afterGlob func(paths []string, n int)
+	// afterRead, for a full reader, runs after each file's read.
+	afterRead func(path string, n int)
 
 	mu     sync.Mutex
 	starts []time.Time // before each folder open
@@ -64,6 +66,9 @@ func (r *reader) sweep(n int) error {
 			// As the kubelet: a file gone since the glob is skipped.
 			if _, err := os.ReadFile(p); err != nil && !os.IsNotExist(err) {
 				return err
+			}
+			if r.afterRead != nil {
+				r.afterRead(p, n)
 			}
 		}
 		return nil
@@ -404,6 +409,36 @@ func TestDetectorFolderChangedDuringTheRelist(t *testing.T) {
 		t.Errorf("period %v, want %v", p.Period, testPeriod)
 	}
 	checkRelists(t, obs, k.startTimes())
+}
+
+// Files written during a relist are placed against its opens of them by
+// the queue's order: one written after the glob and before its read was
+// read new, also when the writer's own open came first and was taken for
+// the relist's; one written after its read was read old.
+func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
+	dir := manifestDir(t, 5)
+	c := startDetector(t, dir, true)
+	k := &reader{dir: dir}
+	k.afterGlob = func([]string, int) {
+		writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # before its open\n")
+	}
+	k.afterRead = func(p string, _ int) {
+		if filepath.Base(p) != "pod-01.yaml" {
+			return
+		}
+		writeFile(t, filepath.Join(dir, "pod-00.yaml"), "kind: Pod # after its open\n")
+		// The next file to open: the writer's open comes first.
+		writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # before its open\n")
+	}
+	if err := k.sweep(0); err != nil {
+		t.Fatal(err)
+	}
+	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
+	r := relists(obs)[0]
+	want := []types.RelistWrite{{Name: "pod-00.yaml"}, {Name: "pod-02.yaml", Before: true}, {Name: "pod-03.yaml", Before: true}}
+	if r.Files != 5 || !slices.Equal(r.Written, want) {
+		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, r.Written, want)
+	}
 }
 
 // The kubelet in a busy folder: files created, written and deleted all
