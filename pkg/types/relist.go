@@ -59,14 +59,16 @@ type RelistWrite struct {
 	Name string
 	// Before: a write came after the folder open and before the relist
 	// opened the file, so the relist read content newer than its folder
-	// open (as of its open of the file; a write after that is the
-	// watch's). Otherwise every write came after the relist's open of the
-	// file, and the relist read the content from before them, unless a
-	// write fell between its open and its read, or the open taken for the
-	// relist's was the writer's own (a writer opens the file before its
-	// first write; the relist's open of the last file completes it at
-	// once, so a later one is not looked for).
+	// open, as of its open of the file.
 	Before bool
+	// After: a write came after the relist's open of the file (and before
+	// it was recognised). Alone, the relist read the content from before
+	// it, unless the write fell between its open and its read, or the
+	// open taken for the relist's was the writer's own (a writer opens
+	// the file before its first write; the relist's open of the last file
+	// completes it at once, so a later one is not looked for). With
+	// Before, the relist read one of the writes' contents, or a part.
+	After bool
 }
 
 // RelistPhase is when the kubelet relists, as far as podwatch can tell.

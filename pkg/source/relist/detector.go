@@ -93,8 +93,7 @@ type watcher interface {
 // kubelet opens.
 //
 // written orders each write to a file of want against the open matched
-// for it, on the queue (see types.RelistWrite): true for a write before
-// it. A write after the last file matched, followed by another open of
+// for it, on the queue (see types.RelistWrite). A write after the last file matched, followed by another open of
 // that file before any other matches, was before the relist's own open:
 // the one matched was the writer's.
 type candidate struct {
@@ -104,7 +103,7 @@ type candidate struct {
 	opened  int                 // files of want opened
 	step    time.Time           // the last open that matched
 	gone    map[string]struct{} // names of want that went since the folder open
-	written map[string]bool     // names of want written since the folder open: before their open
+	written map[string]sides    // names of want written since the folder open
 	last    string              // the last file matched
 	wrote   bool                // last was written since its open matched
 }
@@ -120,7 +119,7 @@ func (c *candidate) skippable(i int) bool {
 func (c *candidate) open(name string, at time.Time) bool {
 	if c.wrote && name == c.last {
 		// Opened again after a write: the open matched was the writer's.
-		c.written[name], c.wrote = true, false
+		c.written[name], c.wrote = sides{before: true}, false
 		return false
 	}
 	k := c.next
@@ -155,14 +154,20 @@ func (c *candidate) write(name string) {
 		return // not globbed by this relist (created since), or no file of it
 	}
 	if c.written == nil {
-		c.written = map[string]bool{}
+		c.written = map[string]sides{}
 	}
-	before := i >= c.next // not opened yet; one skipped is not read at all
-	c.written[name] = c.written[name] || before
-	if !before && name == c.last {
-		c.wrote = true
+	s := c.written[name]
+	if i >= c.next { // not opened yet; one skipped is not read at all
+		s.before = true
+	} else {
+		s.after = true
+		c.wrote = c.wrote || name == c.last
 	}
+	c.written[name] = s
 }
+
+// sides says on which side of a file's open writes to it came.
+type sides struct{ before, after bool }
 
 // writes lists what written holds, in byte order.
 func (c *candidate) writes() []types.RelistWrite {
@@ -171,7 +176,8 @@ func (c *candidate) writes() []types.RelistWrite {
 	}
 	out := make([]types.RelistWrite, 0, len(c.written))
 	for _, name := range slices.Sorted(maps.Keys(c.written)) {
-		out = append(out, types.RelistWrite{Name: name, Before: c.written[name]})
+		s := c.written[name]
+		out = append(out, types.RelistWrite{Name: name, Before: s.before, After: s.after})
 	}
 	return out
 }

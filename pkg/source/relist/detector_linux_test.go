@@ -435,7 +435,7 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 	}
 	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
 	r := relists(obs)[0]
-	want := []types.RelistWrite{{Name: "pod-00.yaml"}, {Name: "pod-02.yaml", Before: true}, {Name: "pod-03.yaml", Before: true}}
+	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true}, {Name: "pod-03.yaml", Before: true}}
 	if r.Files != 5 || !slices.Equal(r.Written, want) {
 		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, r.Written, want)
 	}
