@@ -44,6 +44,9 @@ type loop struct {
 	kubeletRelist time.Time
 	relistT       clock.Timer
 	pending       time.Time // a relist seen, waiting for relistT
+	// kubeletWritten and pendingWritten are those relists' files written
+	// while they ran (types.KubeletRelist.Written).
+	kubeletWritten, pendingWritten []types.RelistWrite
 
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
@@ -104,10 +107,7 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 			l.observeRelist(ctx, o)
 		case <-timerC(l.relistT):
 			l.relistT = nil
-			if l.relist.State == types.RelistKnown {
-				l.kubeletRelist = l.pending
-				l.step(ctx)
-			}
+			l.takeInRelist(ctx)
 		case <-timerC(l.recheck):
 			l.recheck = nil
 			l.step(ctx)
@@ -115,6 +115,15 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 			l.saveT = nil
 			l.persist()
 		}
+	}
+}
+
+// takeInRelist hands the diff the relist seen relistLag ago, with what
+// the detector saw written while it ran.
+func (l *loop) takeInRelist(ctx context.Context) {
+	if l.relist.State == types.RelistKnown {
+		l.kubeletRelist, l.kubeletWritten = l.pending, l.pendingWritten
+		l.step(ctx)
 	}
 }
 
@@ -152,7 +161,7 @@ func (l *loop) step(ctx context.Context) {
 	now := l.clk.Now()
 	snap := *l.snap
 	if l.relist.State == types.RelistKnown {
-		snap.KubeletRelist = l.kubeletRelist
+		snap.KubeletRelist, snap.KubeletRelistWritten = l.kubeletRelist, l.kubeletWritten
 	}
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
@@ -193,7 +202,10 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	// (relistLag): also the one that made the phase known, which is not on
 	// it yet, so that podwatch's own relist never stands in once it is.
 	if last := o.Phase.Last; o.Phase.State == types.RelistKnown && last.After(l.pending) {
-		l.pending = last
+		l.pending, l.pendingWritten = last, nil
+		if r := o.Relist; r != nil && r.At.Equal(last) {
+			l.pendingWritten = r.Written
+		}
 		if l.relistT == nil {
 			l.relistT = l.clk.NewTimer(lagFor(o.Phase.Period))
 		}
@@ -203,7 +215,7 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 			// waits for relistLag like them; the one a period before it is
 			// behind the kubelet, and taken in at once, so that podwatch's
 			// own relist no longer stands in meanwhile.
-			l.kubeletRelist = last.Add(-o.Phase.Period)
+			l.kubeletRelist, l.kubeletWritten = last.Add(-o.Phase.Period), nil
 		}
 	}
 	p := o.Phase

@@ -182,6 +182,31 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 	}
 }
 
+// A write the detector saw land during the kubelet's relist, before the
+// relist opened the file, was read by it, though podwatch read it after
+// the relist's folder open: the diff is told, and the pod goes at that
+// relist.
+func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
+	f := newRelistFixture(t, 30*time.Millisecond)
+	p, at, good, other, bad, snap, removed := f.p, f.at, f.good, f.other, f.bad, f.snap, f.removed
+	ctx := context.Background()
+
+	snap(1, true, good, other)
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
+	written := []types.RelistWrite{{Name: "web.yaml", Before: true}}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Written: written}, Phase: known})
+	snap(2, false, bad, other)
+	if rm := removed(); len(rm) != 0 {
+		t.Fatalf("REMOVE before the relist was taken in: %+v", rm)
+	}
+	p.loop.relistT.Stop()
+	p.loop.relistT = nil
+	p.loop.takeInRelist(ctx)
+	if rm := removed(); len(rm) != 1 {
+		t.Fatalf("REMOVEs at the relist that read the invalid write: %+v", rm)
+	}
+}
+
 // The relist that makes the phase known is as fresh as any: a step before
 // relistLag (a snapshot arriving meanwhile) must not report what the
 // kubelet's sync loop may not have yet. The relist before it stands in at

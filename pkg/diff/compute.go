@@ -358,6 +358,7 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 	// Visit in map order and sort only what is emitted: sorting every key
 	// would cost each change O(n log n) in a folder of thousands.
 	first := len(c.changes)
+	c.bounces(desired)
 	for key, w := range desired {
 		p, had := c.next.Pods[key]
 		switch {
@@ -402,7 +403,7 @@ func (c *computation) add(key string, f *types.File) {
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt,
 		ID:      changeID(key, types.OpAdd, f),
-		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless("the kubelet starts it")),
+		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(c.kv.bounced[key].started())),
 	})
 }
 

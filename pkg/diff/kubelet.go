@@ -93,6 +93,12 @@ type kubeletView struct {
 	// replayDrop holds, per key, the name whose going the kubelet may take
 	// in after a relist that read the pod's new file (see replay.go).
 	replayDrop map[string]string
+	// versions and bounced follow writes made during a relist (see
+	// midrelist.go): per name the watch changed since the last relist,
+	// each content podwatch read; per key, this step's relist's drop
+	// that the watch undid since.
+	versions map[string][]*types.File
+	bounced  map[string]bounce
 	// lastRenamed is the key of a known name gone as the last step's last
 	// event, which a name moved in at the next step's first may be the
 	// rename of.
@@ -165,6 +171,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
 	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
+	n.versions, n.bounced = maps.Clone(v.versions), maps.Clone(v.bounced)
 	return &n
 }
 
@@ -192,7 +199,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil
+	v.dropped, v.goneBorn, v.from, v.takenBack, v.bounced = nil, nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -205,6 +212,13 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 		// A folder missing from the start is another matter: the kubelet
 		// retries its watch until the folder exists.
 		v.watchGone = true
+	}
+	if !relist && !v.watchGone {
+		for _, name := range v.changed(snap) {
+			if f := lookup(snap.Files, name); f != nil {
+				v.noteVersion(name, f)
+			}
+		}
 	}
 	if relist {
 		v.replace(snap)
@@ -569,23 +583,48 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	// A relist seen after the fact read the files as they were then: one
 	// changed since is as the watch events after the relist left it, and
 	// those came after the relist, so what they put in the store stands
-	// over what the relist read (see below).
+	// over what the relist read (see below). One written during the
+	// relist before it read it is another matter: the relist read that
+	// write (see midrelist.go).
 	at := snap.KubeletRelist
 	later := func(f *types.File) bool { return !at.IsZero() && f.ChangedAt.After(at) }
+	written := midRelistWritten(snap)
+	type midRead struct {
+		read  *types.File
+		since bool // the watch took a content in after it
+	}
+	var mid map[string]midRead
+	for name, w := range written {
+		if f := lookup(snap.Files, name); f != nil && w.Before {
+			if mid == nil {
+				mid = map[string]midRead{}
+			}
+			r, since := v.readByRelist(f, at)
+			mid[name] = midRead{r, since}
+		}
+	}
+	v.versions = nil
 	store := make(map[string]string, len(v.store))
 	plain := true
 	for _, f := range snap.Files {
-		if later(f) {
+		r := f
+		m, isMid := mid[f.Name]
+		switch {
+		case isMid:
+			r = m.read
+		case later(f):
 			continue
 		}
 		switch {
-		case validPod(f):
-			if _, dup := store[f.Pod.Key]; dup {
+		case validPod(r):
+			if _, dup := store[r.Pod.Key]; dup {
 				plain = false
 			}
-			store[f.Pod.Key] = f.Name // the last in byte order wins
-			v.keys[f.Name] = f.Pod.Key
-		case f.ReadErr != nil:
+			store[r.Pod.Key] = f.Name // the last in byte order wins
+			if !m.since {
+				v.keys[f.Name] = r.Pod.Key
+			}
+		case r.ReadErr != nil:
 			// podwatch cannot read it; the kubelet may: its pod stays as
 			// it was for podwatch's purposes.
 			if key, ok := v.keys[f.Name]; ok && v.store[key] == f.Name {
@@ -596,9 +635,48 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			}
 		}
 	}
+	var read map[string]bool // the keys the relist itself gave a file, where mid-change reads matter
+	if len(mid) > 0 {
+		read = make(map[string]bool, len(store))
+		for key := range store {
+			read[key] = true
+		}
+	}
 	for key, name := range v.store {
-		if f := lookup(snap.Files, name); f != nil && later(f) {
+		f := lookup(snap.Files, name)
+		if f == nil {
+			continue
+		}
+		if m, ok := mid[name]; ok {
+			if m.since && v.tookSince(name, key, m.read, f) {
+				store[key] = name
+				plain = false
+			}
+			continue
+		}
+		if later(f) {
 			store[key] = name
+			plain = false
+		}
+	}
+	if !v.empty {
+		for key, name := range v.store {
+			m, ok := mid[name]
+			if !ok || store[key] != name {
+				continue
+			}
+			b := bounce{file: name, read: m.read, at: at, may: written[name].After}
+			switch {
+			case !read[key] && m.since:
+			case read[key] && b.may:
+				// The relist may have read a part, written on both sides.
+			default:
+				continue
+			}
+			if v.bounced == nil {
+				v.bounced = map[string]bounce{}
+			}
+			v.bounced[key] = b
 			plain = false
 		}
 	}

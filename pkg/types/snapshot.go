@@ -27,6 +27,10 @@ type Snapshot struct {
 	// does not set it: the agent does, from what tells it the kubelet's
 	// relists.
 	KubeletRelist time.Time
+	// KubeletRelistWritten is what that relist read that was written
+	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
+	// files it may have read newer than its folder open.
+	KubeletRelistWritten []RelistWrite
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

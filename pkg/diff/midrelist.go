@@ -1,0 +1,145 @@
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A write that lands during the kubelet's relist, after its folder open
+// and before its open of the file, is read by the relist: podwatch's
+// clocks cannot say so (when it read the write says nothing of when the
+// kubelet did), but the relist detector's queue orders the two exactly
+// (Snapshot.KubeletRelistWritten). The relist is taken in late, often
+// after the file changed again (an invalid edit fixed at once): the view
+// keeps, per name the watch changed since the last relist taken in, each
+// content podwatch read (versions), so that it knows what the relist
+// read; the contents after it are the watch's, taken in after the relist.
+// A pod that the relist dropped for what it read, and that the watch
+// started again since, is a REMOVE and an ADD the kubelet made
+// (bounced): nothing in the view's end state shows them.
+
+// bounce is a pod a relist dropped for a file it read mid-change, which
+// the watch started again since.
+type bounce struct {
+	file string      // the file it read
+	read *types.File // what podwatch has for the relist's read
+	at   time.Time   // the relist's folder open
+	// may: the file was written on both sides of the relist's open of
+	// it, so the relist read one of the writes, or a part of one: the
+	// drop is a race.
+	may bool
+}
+
+// noteVersion records f, a content of name the watch took in.
+func (v *kubeletView) noteVersion(name string, f *types.File) {
+	vs := v.versions[name]
+	if n := len(vs); n > 0 && (vs[n-1] == f || vs[n-1].ChangedAt.Equal(f.ChangedAt)) {
+		return // the same content (a chmod keeps ChangedAt)
+	}
+	if v.versions == nil {
+		v.versions = map[string][]*types.File{}
+	}
+	v.versions[name] = append(slices.Clip(vs), f)
+}
+
+// readByRelist is the content of f's name a relist that opened the folder
+// at at read when a write came between that and its open of the file:
+// the first content podwatch read after at (podwatch reads a write after
+// it lands), else the one it has now. It returns too whether a content
+// after that one was taken in by the watch: the relist's read is not the
+// last word.
+func (v *kubeletView) readByRelist(f *types.File, at time.Time) (read *types.File, changedSince bool) {
+	for _, g := range v.versions[f.Name] {
+		if g.ChangedAt.After(at) {
+			return g, g != f && !g.ChangedAt.Equal(f.ChangedAt)
+		}
+	}
+	return f, false
+}
+
+// tookSince says whether the watch gave key a pod from name in a content
+// after read (which the relist read), up to f, the current one.
+func (v *kubeletView) tookSince(name, key string, read, f *types.File) bool {
+	vs := v.versions[name]
+	i := slices.Index(vs, read)
+	if i < 0 {
+		return validPod(f) && f.Pod.Key == key
+	}
+	for _, g := range vs[i+1:] {
+		if validPod(g) && g.Pod.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// midRelistWritten indexes snap's files written during the relist.
+func midRelistWritten(snap types.Snapshot) map[string]types.RelistWrite {
+	if len(snap.KubeletRelistWritten) == 0 {
+		return nil
+	}
+	out := make(map[string]types.RelistWrite, len(snap.KubeletRelistWritten))
+	for _, w := range snap.KubeletRelistWritten {
+		out[w.Name] = w
+	}
+	return out
+}
+
+// bounceMessage says what the relist did to key's pod, for its REMOVE.
+func (b bounce) message(key string) string {
+	what := "not a pod"
+	switch f := b.read; {
+	case f == nil:
+	case f.Err != nil:
+		what = fmt.Sprintf("invalid: %v", f.Err)
+	case f.ReadErr != nil:
+		what = fmt.Sprintf("unreadable to podwatch: %v", f.ReadErr)
+	case f.Pod != nil:
+		what = "defining pod " + f.Pod.Key
+	}
+	at := b.at.UTC().Format(time.RFC3339Nano)
+	if b.may {
+		return fmt.Sprintf("static pod %s removed: the kubelet may have read %s mid-change at its relist at %s (written before and after the relist opened it, and read by podwatch %s), and so stopped the pod and started it again; if the relist read a whole valid write, the kubelet may skip this restart",
+			key, b.file, at, what)
+	}
+	return fmt.Sprintf("static pod %s removed: %s was written during the kubelet's relist at %s, before the relist read it %s; the kubelet stopped the pod then, and its watch started it again since",
+		key, b.file, at, what)
+}
+
+// started is what an ADD says the kubelet does: for a pod a relist
+// dropped and the watch started again since, what it did.
+func (b bounce) started() string {
+	if b.file == "" {
+		return "the kubelet starts it"
+	}
+	out := fmt.Sprintf("the kubelet's watch started it again after its relist at %s dropped it", b.at.UTC().Format(time.RFC3339Nano))
+	if b.may {
+		out += "; if that relist read a whole valid write, the kubelet may skip this restart"
+	}
+	return out
+}
+
+// bounces says, for each pod a relist taken in now dropped for a file it
+// read mid-change and the watch started again since, the REMOVE it made;
+// the pod's ADD follows from desired.
+func (c *computation) bounces(desired map[string]want) {
+	for _, key := range slices.Sorted(maps.Keys(c.kv.bounced)) {
+		_, had := c.next.Pods[key]
+		if w, ok := desired[key]; !had || !ok || w.file == nil {
+			continue
+		}
+		b := c.kv.bounced[key]
+		c.ownPods()
+		delete(c.next.Pods, key)
+		c.emit(types.Change{
+			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at,
+			ID: changeID(key, types.OpRemove, nil), Message: b.message(key),
+		})
+	}
+}

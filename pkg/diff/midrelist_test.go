@@ -1,0 +1,109 @@
+package diff
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// midRelist replays a write that lands during a kubelet relist, as
+// measured with the real kubelet: the relist opens the folder at at, the
+// manifest turns invalid (podwatch reads it 39 ms later), is fixed with
+// the same content fixIn later, and the relist is taken in relistLag
+// after it was seen, with what the detector saw written during it. It
+// returns the ops of each step after the first list, the take-in's last.
+func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change) {
+	t.Helper()
+	web := pod("web", "img:1")
+	var st State
+	at := t0.Add(50 * time.Second)
+	before := at.Add(-20 * time.Second) // the relist before, long taken in
+	var seq uint64
+	step := func(now, kubelet time.Time, written []types.RelistWrite, relist bool, f types.File) []types.Change {
+		t.Helper()
+		if !relist {
+			seq++
+		}
+		s := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true},
+			KubeletRelist: kubelet, KubeletRelistWritten: written, Files: ptrs([]types.File{f})}
+		if !relist {
+			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
+		}
+		if relist {
+			s.Seq = seq
+		}
+		return advanceAll(&st, s, now)
+	}
+	seq = 1
+	if got := podOps(step(t0, before, nil, true, valid("web.yaml", web, t0))); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 8: did not find expected ',' or ']'"),
+		ChangedAt: at.Add(39 * time.Millisecond), Complete: true}
+	steps = append(steps, podOps(step(bad.ChangedAt, before, nil, false, bad)))
+	fixed := valid("web.yaml", web, bad.ChangedAt.Add(fixIn))
+	last := bad
+	if fixIn < relistLagForTest {
+		steps = append(steps, podOps(step(fixed.ChangedAt, before, nil, false, fixed)))
+		last = fixed
+	}
+	// The take-in is the snapshot last stepped again, with the relist.
+	seq--
+	takeIn = step(at.Add(18*time.Millisecond+relistLagForTest), at, written, false, last)
+	return steps, takeIn
+}
+
+// relistLagForTest is the agent's relistLag.
+const relistLagForTest = 750 * time.Millisecond
+
+// The measured miss: the invalid write landed after the relist's folder
+// open and before its open of the file, so the relist read it invalid and
+// dropped the pod; the fix half a second later started it again. The
+// relist, taken in after the fix, must say both.
+func TestKubeletRelistReadAWriteMadeDuringIt(t *testing.T) {
+	steps, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true}})
+	if strings.Join(steps, "|") != "|" {
+		t.Fatalf("the invalid write and its fix on the watch: %q, want nothing", steps)
+	}
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("the relist that read the invalid write, taken in after the fix: %q, want REMOVE and ADD\n%+v", got, takeIn)
+	}
+	if msg := removeMessage(takeIn); !strings.Contains(msg, "relist") || strings.Contains(msg, "may") {
+		t.Errorf("REMOVE message %q: want it to say the relist read web.yaml invalid, as certain", msg)
+	}
+}
+
+// Not fixed before the relist is taken in: the relist that read the
+// invalid write drops the pod then, not at the relist after.
+func TestKubeletRelistReadAnInvalidWriteMadeDuringIt(t *testing.T) {
+	_, takeIn := midRelist(t, 2*time.Second, []types.RelistWrite{{Name: "web.yaml", Before: true}})
+	if got := podOps(takeIn); got != "REMOVE web.yaml" {
+		t.Fatalf("the relist that read the invalid write: %q, want REMOVE", got)
+	}
+}
+
+// Written only after the relist's open of it: the relist read the valid
+// content, and the pod runs on.
+func TestKubeletRelistReadTheFileBeforeAWrite(t *testing.T) {
+	_, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", After: true}})
+	if got := podOps(takeIn); got != "" {
+		t.Fatalf("the relist that read web.yaml before the write: %q, want nothing", got)
+	}
+}
+
+// Written on both sides of the relist's open: it read one of the writes,
+// or a part; podwatch says the restart may not have happened.
+func TestKubeletRelistMayHaveReadAWriteMidway(t *testing.T) {
+	_, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true, After: true}})
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("%q, want REMOVE and ADD", got)
+	}
+	for _, ch := range takeIn {
+		if ch.Op != "" && !strings.Contains(ch.Message, "skip this restart") {
+			t.Errorf("%s message %q: want it to say the kubelet may skip this restart", ch.Op, ch.Message)
+		}
+	}
+}
