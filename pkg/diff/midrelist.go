@@ -34,6 +34,9 @@ type bounce struct {
 	// it, so the relist read one of the writes, or a part of one: the
 	// drop is a race.
 	may bool
+	// said: its REMOVE went out (a recheck of the same snapshot keeps
+	// the bounce, for the ADD's message).
+	said bool
 }
 
 // noteVersion records f, a content of name the watch took in.
@@ -135,6 +138,11 @@ func (c *computation) bounces(desired map[string]want) {
 			continue
 		}
 		b := c.kv.bounced[key]
+		if b.said {
+			continue
+		}
+		b.said = true
+		c.kv.bounced[key] = b
 		c.ownPods()
 		delete(c.next.Pods, key)
 		c.emit(types.Change{

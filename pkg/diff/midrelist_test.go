@@ -15,13 +15,14 @@ import (
 // the same content fixIn later, and the relist is taken in relistLag
 // after it was seen, with what the detector saw written during it. It
 // returns the ops of each step after the first list, the take-in's last.
-func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change) {
+func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
 	t.Helper()
 	web := pod("web", "img:1")
 	var st State
 	at := t0.Add(50 * time.Second)
 	before := at.Add(-20 * time.Second) // the relist before, long taken in
 	var seq uint64
+	var lastSnap types.Snapshot
 	step := func(now, kubelet time.Time, written []types.RelistWrite, relist bool, f types.File) []types.Change {
 		t.Helper()
 		if !relist {
@@ -35,6 +36,7 @@ func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (
 		if relist {
 			s.Seq = seq
 		}
+		lastSnap = s
 		return advanceAll(&st, s, now)
 	}
 	seq = 1
@@ -53,7 +55,11 @@ func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (
 	// The take-in is the snapshot last stepped again, with the relist.
 	seq--
 	takeIn = step(at.Add(18*time.Millisecond+relistLagForTest), at, written, false, last)
-	return steps, takeIn
+	recheck = func() []types.Change {
+		chs, _ := Advance(&st, lastSnap, lastSnap.Time.Add(time.Minute), testOpts)
+		return chs
+	}
+	return steps, takeIn, recheck
 }
 
 // relistLagForTest is the agent's relistLag.
@@ -64,7 +70,7 @@ const relistLagForTest = 750 * time.Millisecond
 // dropped the pod; the fix half a second later started it again. The
 // relist, taken in after the fix, must say both.
 func TestKubeletRelistReadAWriteMadeDuringIt(t *testing.T) {
-	steps, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true}})
+	steps, takeIn, recheck := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true}})
 	if strings.Join(steps, "|") != "|" {
 		t.Fatalf("the invalid write and its fix on the watch: %q, want nothing", steps)
 	}
@@ -74,12 +80,16 @@ func TestKubeletRelistReadAWriteMadeDuringIt(t *testing.T) {
 	if msg := removeMessage(takeIn); !strings.Contains(msg, "relist") || strings.Contains(msg, "may") {
 		t.Errorf("REMOVE message %q: want it to say the relist read web.yaml invalid, as certain", msg)
 	}
+	// A recheck of the same snapshot says them once only.
+	if got := podOps(recheck()); got != "" {
+		t.Errorf("a recheck after the take-in: %q, want nothing", got)
+	}
 }
 
 // Not fixed before the relist is taken in: the relist that read the
 // invalid write drops the pod then, not at the relist after.
 func TestKubeletRelistReadAnInvalidWriteMadeDuringIt(t *testing.T) {
-	_, takeIn := midRelist(t, 2*time.Second, []types.RelistWrite{{Name: "web.yaml", Before: true}})
+	_, takeIn, _ := midRelist(t, 2*time.Second, []types.RelistWrite{{Name: "web.yaml", Before: true}})
 	if got := podOps(takeIn); got != "REMOVE web.yaml" {
 		t.Fatalf("the relist that read the invalid write: %q, want REMOVE", got)
 	}
@@ -88,7 +98,7 @@ func TestKubeletRelistReadAnInvalidWriteMadeDuringIt(t *testing.T) {
 // Written only after the relist's open of it: the relist read the valid
 // content, and the pod runs on.
 func TestKubeletRelistReadTheFileBeforeAWrite(t *testing.T) {
-	_, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", After: true}})
+	_, takeIn, _ := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", After: true}})
 	if got := podOps(takeIn); got != "" {
 		t.Fatalf("the relist that read web.yaml before the write: %q, want nothing", got)
 	}
@@ -97,7 +107,7 @@ func TestKubeletRelistReadTheFileBeforeAWrite(t *testing.T) {
 // Written on both sides of the relist's open: it read one of the writes,
 // or a part; podwatch says the restart may not have happened.
 func TestKubeletRelistMayHaveReadAWriteMidway(t *testing.T) {
-	_, takeIn := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true, After: true}})
+	_, takeIn, _ := midRelist(t, 500*time.Millisecond, []types.RelistWrite{{Name: "web.yaml", Before: true, After: true}})
 	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
 		t.Fatalf("%q, want REMOVE and ADD", got)
 	}
