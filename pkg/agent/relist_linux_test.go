@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,14 @@ import (
 // kubeletLikeRelists reads dir as the kubelet's file source does, every
 // period, until stop is closed.
 func kubeletLikeRelists(t *testing.T, dir string, period time.Duration, stop <-chan struct{}) <-chan struct{} {
+	return kubeletLikeRelistsWith(t, dir, period, stop, nil)
+}
+
+// kubeletLikeRelistsWith is kubeletLikeRelists with what other writers do
+// to the folder between each relist's glob and its read of a file
+// (before, given the file's path), and after the relist (the func
+// before returns, or nil).
+func kubeletLikeRelistsWith(t *testing.T, dir string, period time.Duration, stop <-chan struct{}, before func(path string) func()) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -31,13 +41,22 @@ func kubeletLikeRelists(t *testing.T, dir string, period time.Duration, stop <-c
 				return
 			}
 			sort.Strings(paths)
+			var after []func()
 			for _, p := range paths {
+				if before != nil {
+					if f := before(p); f != nil {
+						after = append(after, f)
+					}
+				}
 				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 					if _, err := os.ReadFile(p); err != nil {
 						t.Error(err)
 						return
 					}
 				}
+			}
+			for _, f := range after {
+				f()
 			}
 			select {
 			case <-stop:
@@ -112,5 +131,94 @@ func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 	evs := withReason(stdoutEvents(t, stdout.String()), types.ReasonKubeletRelistLost)
 	if len(evs) != 1 || !strings.Contains(evs[0].Message, "the kubelet may be down or reading another folder") {
 		t.Errorf("KubeletRelistLost events: %+v\nstdout:\n%s", evs, stdout.String())
+	}
+}
+
+// The whole agent, a kubelet-like reader on its folder: once the phase is
+// known, web.yaml turns invalid during a relist, after its glob and before
+// its read, and is fixed with the same content before the relist is taken
+// in. The relist read it invalid and dropped the pod, the fix started it
+// again: podwatch says REMOVE and ADD, though its own view of the folder
+// ends as it began.
+func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
+	o := relistOptions(t)
+	o.Source.FileCheckFrequency = 500 * time.Millisecond
+	// web.yaml is not the last file: the relist's open of the last one
+	// completes it, and a writer's open of it would be taken for that.
+	for _, n := range []string{"a", "web", "z"} {
+		if err := os.WriteFile(filepath.Join(o.Source.Path, n+".yaml"), []byte(metricsPod(n)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, logs testutil.LockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: &stdout, Log: slog.New(slog.NewTextHandler(&logs, nil))}).Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitLog(t, &logs, "podwatch starting")
+	var armed atomic.Bool
+	web := filepath.Join(o.Source.Path, "web.yaml")
+	write := func(content string) {
+		if err := os.WriteFile(web, []byte(content), 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	stop := make(chan struct{})
+	// A period of a second: the relist is taken in half a second after it
+	// was seen, and the fix comes 200ms after the invalid write.
+	stopped := kubeletLikeRelistsWith(t, o.Source.Path, time.Second, stop, func(p string) func() {
+		if p != web || !armed.CompareAndSwap(true, false) {
+			return nil
+		}
+		write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: [{name: c")
+		return func() {
+			// What the writer does: fix it a moment later.
+			time.Sleep(200 * time.Millisecond)
+			write(metricsPod("web"))
+		}
+	})
+	defer func() {
+		close(stop)
+		<-stopped
+	}()
+	waitLog(t, &logs, "kubelet relist phase known")
+	armed.Store(true)
+	deadline := time.Now().Add(20 * time.Second)
+	var ops []string
+	for {
+		ops = ops[:0]
+		var remove string
+		for _, e := range stdoutEvents(t, stdout.String()) {
+			if !strings.HasPrefix(e.InvolvedObject.Name, "web") {
+				continue
+			}
+			switch e.Reason {
+			case types.ReasonAdded, types.ReasonRemoved:
+				ops = append(ops, e.Reason)
+				if e.Reason == types.ReasonRemoved {
+					remove = e.Message
+				}
+			}
+		}
+		if len(ops) >= 3 {
+			if want := []string{types.ReasonAdded, types.ReasonRemoved, types.ReasonAdded}; !slices.Equal(ops, want) {
+				t.Fatalf("web's pod events %v, want %v", ops, want)
+			}
+			if !strings.Contains(remove, "written during the kubelet's relist") {
+				t.Errorf("REMOVE message %q: want it to say the relist read the write", remove)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("web's pod events %v within 20s, want ADD, REMOVE, ADD\nstdout:\n%s", ops, stdout.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
