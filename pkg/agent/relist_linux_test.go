@@ -211,7 +211,7 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 			if want := []string{types.ReasonAdded, types.ReasonRemoved, types.ReasonAdded}; !slices.Equal(ops, want) {
 				t.Fatalf("web's pod events %v, want %v", ops, want)
 			}
-			if !strings.Contains(remove, "written during the kubelet's relist") {
+			if !strings.Contains(remove, "written during the kubelet's relist") || !strings.Contains(remove, "at its relist") {
 				t.Errorf("REMOVE message %q: want it to say the relist read the write", remove)
 			}
 			return

@@ -599,7 +599,13 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			if mid == nil {
 				mid = map[string]midRead{}
 			}
-			r, since := v.readByRelist(f, at)
+			// The write came after w.Since, which is closer to it than
+			// the relist's folder open, seen when the detector read it.
+			anchor := at
+			if !w.Since.IsZero() {
+				anchor = w.Since
+			}
+			r, since := v.readByRelist(f, anchor)
 			mid[name] = midRead{r, since}
 		}
 	}

@@ -51,10 +51,11 @@ func (v *kubeletView) noteVersion(name string, f *types.File) {
 	v.versions[name] = append(slices.Clip(vs), f)
 }
 
-// readByRelist is the content of f's name a relist that opened the folder
-// at at read when a write came between that and its open of the file:
-// the first content podwatch read after at (podwatch reads a write after
-// it lands), else the one it has now. It returns too whether a content
+// readByRelist is the content of f's name a relist read when a write came
+// between its folder open and its open of the file, after at (when the
+// detector last found its queue empty before that write, else when it
+// saw the folder open): the first content podwatch read after at
+// (podwatch reads a write after it lands), else the one it has now. It returns too whether a content
 // after that one was taken in by the watch: the relist's read is not the
 // last word.
 func (v *kubeletView) readByRelist(f *types.File, at time.Time) (read *types.File, changedSince bool) {
@@ -111,8 +112,8 @@ func (b bounce) message(key string) string {
 		return fmt.Sprintf("static pod %s removed: the kubelet may have read %s mid-change at its relist at %s (written before and after the relist opened it, and read by podwatch %s), and so stopped the pod and started it again; if the relist read a whole valid write, the kubelet may skip this restart",
 			key, b.file, at, what)
 	}
-	return fmt.Sprintf("static pod %s removed: %s was written during the kubelet's relist at %s, before the relist read it %s; the kubelet stopped the pod then, and its watch started it again since",
-		key, b.file, at, what)
+	return fmt.Sprintf("static pod %s removed: %s was written during the kubelet's relist, before the relist read it %s; the kubelet stopped the pod at its relist at %s, and its watch started it again since",
+		key, b.file, what, at)
 }
 
 // started is what an ADD says the kubelet does: for a pod a relist

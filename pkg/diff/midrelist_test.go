@@ -17,6 +17,13 @@ import (
 // returns the ops of each step after the first list, the take-in's last.
 func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
 	t.Helper()
+	return midRelistRead(t, 39*time.Millisecond, fixIn, written)
+}
+
+// midRelistRead is midRelist with podwatch reading the invalid write
+// readIn after the relist's folder open as the detector dates it.
+func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
+	t.Helper()
 	web := pod("web", "img:1")
 	var st State
 	at := t0.Add(50 * time.Second)
@@ -44,7 +51,7 @@ func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (
 		t.Fatalf("first list: %q", got)
 	}
 	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 8: did not find expected ',' or ']'"),
-		ChangedAt: at.Add(39 * time.Millisecond), Complete: true}
+		ChangedAt: at.Add(readIn), Complete: true}
 	steps = append(steps, podOps(step(bad.ChangedAt, before, nil, false, bad)))
 	fixed := valid("web.yaml", web, bad.ChangedAt.Add(fixIn))
 	last := bad
@@ -77,7 +84,7 @@ func TestKubeletRelistReadAWriteMadeDuringIt(t *testing.T) {
 	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
 		t.Fatalf("the relist that read the invalid write, taken in after the fix: %q, want REMOVE and ADD\n%+v", got, takeIn)
 	}
-	if msg := removeMessage(takeIn); !strings.Contains(msg, "relist") || strings.Contains(msg, "may") {
+	if msg := removeMessage(takeIn); !strings.Contains(msg, "at its relist") || strings.Contains(msg, "may") {
 		t.Errorf("REMOVE message %q: want it to say the relist read web.yaml invalid, as certain", msg)
 	}
 	// A recheck of the same snapshot says them once only.
@@ -115,5 +122,17 @@ func TestKubeletRelistMayHaveReadAWriteMidway(t *testing.T) {
 		if ch.Op != "" && !strings.Contains(ch.Message, "skip this restart") {
 			t.Errorf("%s message %q: want it to say the kubelet may skip this restart", ch.Op, ch.Message)
 		}
+	}
+}
+
+// The detector read the folder open late, after podwatch read the write
+// made during the relist: the write's own bound (the detector's queue
+// found empty before it) still places podwatch's read of it.
+func TestKubeletRelistReadAWriteSeenBeforeItsFolderOpen(t *testing.T) {
+	at := t0.Add(50 * time.Second)
+	written := []types.RelistWrite{{Name: "web.yaml", Before: true, Since: at.Add(-20 * time.Millisecond)}}
+	_, takeIn, _ := midRelistRead(t, -10*time.Millisecond, 500*time.Millisecond, written)
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("%q, want REMOVE and ADD", got)
 	}
 }

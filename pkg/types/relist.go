@@ -61,6 +61,12 @@ type RelistWrite struct {
 	// opened the file, so the relist read content newer than its folder
 	// open, as of its open of the file.
 	Before bool
+	// Since, with Before, is when the detector last found its queue empty
+	// before the last write before the relist's open: that write came
+	// after it, and so did any read of it (zero: not known). Clocks cannot
+	// order the write against the relist's opens; this bounds which
+	// content the relist read.
+	Since time.Time
 	// After: a write came after the relist's open of the file (and before
 	// it was recognised). Alone, the relist read the content from before
 	// it, unless the write fell between its open and its read, or the

@@ -119,7 +119,7 @@ func (c *candidate) skippable(i int) bool {
 func (c *candidate) open(name string, at time.Time) bool {
 	if c.wrote && name == c.last {
 		// Opened again after a write: the open matched was the writer's.
-		c.written[name], c.wrote = sides{before: true}, false
+		c.written[name], c.wrote = sides{before: true, since: c.written[name].afterSince}, false
 		return false
 	}
 	k := c.next
@@ -147,8 +147,9 @@ func (c *candidate) skipTail() {
 	}
 }
 
-// write notes that name was written, or a file moved in under it.
-func (c *candidate) write(name string) {
+// write notes that name was written, or a file moved in under it, in a
+// batch whose queue was found empty at since before it.
+func (c *candidate) write(name string, since time.Time) {
 	i, found := slices.BinarySearch(c.want, name)
 	if !found {
 		return // not globbed by this relist (created since), or no file of it
@@ -158,16 +159,20 @@ func (c *candidate) write(name string) {
 	}
 	s := c.written[name]
 	if i >= c.next { // not opened yet; one skipped is not read at all
-		s.before = true
+		s.before, s.since = true, since
 	} else {
-		s.after = true
+		s.after, s.afterSince = true, since
 		c.wrote = c.wrote || name == c.last
 	}
 	c.written[name] = s
 }
 
-// sides says on which side of a file's open writes to it came.
-type sides struct{ before, after bool }
+// sides says on which side of a file's open writes to it came, and when
+// the queue was found empty before the last write on each side.
+type sides struct {
+	before, after     bool
+	since, afterSince time.Time
+}
 
 // writes lists what written holds, in byte order.
 func (c *candidate) writes() []types.RelistWrite {
@@ -177,7 +182,11 @@ func (c *candidate) writes() []types.RelistWrite {
 	out := make([]types.RelistWrite, 0, len(c.written))
 	for _, name := range slices.Sorted(maps.Keys(c.written)) {
 		s := c.written[name]
-		out = append(out, types.RelistWrite{Name: name, Before: s.before, After: s.after})
+		w := types.RelistWrite{Name: name, Before: s.before, After: s.after}
+		if s.before {
+			w.Since = s.since
+		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -453,14 +462,14 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			c = d.fileOpened(e.name, b.at)
 		case e.op == wrote:
 			for _, c := range d.cands {
-				c.write(e.name)
+				c.write(e.name, b.since)
 			}
 		default:
 			// A name that no longer names a regular file is not opened
 			// under it: the kubelet skips what is not a regular file and
 			// reads a symlink's target under the target's name.
 			present := e.op == came && e.regular
-			c = d.nameChanged(e.name, present, !present)
+			c = d.nameChanged(e.name, present, !present, b.since)
 		}
 		if c != nil && !d.relisted(ctx, out, c, b.at) {
 			return false
@@ -558,13 +567,13 @@ func (d *Detector) fileOpened(name string, at time.Time) *candidate {
 // nameChanged follows a name that came (and is a regular file: present)
 // or went. The candidates are told of one that is gone: the kubelet may
 // not open it. A candidate left with nothing to open is complete.
-func (d *Detector) nameChanged(name string, present, gone bool) *candidate {
+func (d *Detector) nameChanged(name string, present, gone bool, since time.Time) *candidate {
 	d.setName(name, present)
 	if !gone {
 		// New content under the name (a file moved over it, or created
 		// after it went).
 		for _, c := range d.cands {
-			c.write(name)
+			c.write(name, since)
 		}
 		return nil
 	}

@@ -419,25 +419,38 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 	dir := manifestDir(t, 5)
 	c := startDetector(t, dir, true)
 	k := &reader{dir: dir}
+	wrote := map[string]time.Time{} // when each write was done
+	write := func(name, content string) {
+		writeFile(t, filepath.Join(dir, name), content)
+		wrote[name] = time.Now()
+	}
 	k.afterGlob = func([]string, int) {
-		writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # before its open\n")
+		write("pod-03.yaml", "kind: Pod # before its open\n")
 	}
 	k.afterRead = func(p string, _ int) {
 		if filepath.Base(p) != "pod-01.yaml" {
 			return
 		}
-		writeFile(t, filepath.Join(dir, "pod-00.yaml"), "kind: Pod # after its open\n")
+		write("pod-00.yaml", "kind: Pod # after its open\n")
 		// The next file to open: the writer's open comes first.
-		writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # before its open\n")
+		write("pod-02.yaml", "kind: Pod # before its open\n")
 	}
 	if err := k.sweep(0); err != nil {
 		t.Fatal(err)
 	}
 	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
 	r := relists(obs)[0]
+	// Since bounds each write from below: the queue was found empty before it.
+	got := slices.Clone(r.Written)
+	for i, w := range got {
+		if w.Before && (w.Since.IsZero() || !w.Since.Before(wrote[w.Name])) {
+			t.Errorf("%s: since %v, want a time before its write was done (%v)", w.Name, w.Since, wrote[w.Name])
+		}
+		got[i].Since = time.Time{}
+	}
 	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true}, {Name: "pod-03.yaml", Before: true}}
-	if r.Files != 5 || !slices.Equal(r.Written, want) {
-		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, r.Written, want)
+	if r.Files != 5 || !slices.Equal(got, want) {
+		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
 	}
 }
 
