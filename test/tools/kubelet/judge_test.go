@@ -352,6 +352,14 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			mark(r.Began, "the kubelet began a relist")
 			mark(r.Ended, "the kubelet ended the relist")
 			continue
+		case "write-in-relist":
+			at, err := writeInRelist(ctx, k, sc.fixtures[s.args[0]], s.args[2])
+			if err != nil {
+				t.Fatalf("line %d: %v", s.line, err)
+			}
+			mark(at, strings.Join(append([]string{s.verb}, s.args...), " "))
+			steps = append(steps, folderStep{at, s.verb})
+			continue
 		default:
 			if !relistOnly && (s.verb == "move-folder" || s.verb == "remove-folder") {
 				relistOnly, watchGone = true, time.Now()

@@ -226,7 +226,7 @@ func parseScenario(file string) (scenario, error) {
 	// The arguments each verb takes, fewest and most (-1: no bound).
 	want := map[string][2]int{"write": {3, 3}, "rename": {2, 2}, "remove": {1, 1}, "symlink": {2, 2}, "chmod": {2, 2}, "sed": {2, 2}, "cp": {2, 3}, "chunks": {5, -1},
 		"move-folder": {1, 1}, "remove-folder": {0, 0}, "make-folder": {0, 0},
-		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}}
+		"settle": {0, 0}, "relist": {0, 0}, "phase-known": {0, 0}, "hold": {1, 1}, "write-in-relist": {3, 3}}
 	missing := false // the folder is away or deleted
 	folderStep := 0  // the line of a step on the folder itself
 	for i, l := range strings.Split(string(a.Comment), "\n") {
@@ -345,7 +345,7 @@ func (sc scenario) fileNames() []string {
 	var out []string
 	for _, s := range sc.steps {
 		switch s.verb {
-		case "write", "chunks":
+		case "write", "chunks", "write-in-relist":
 			out = append(out, s.args[2])
 		case "rename":
 			out = append(out, s.args[1])
@@ -359,7 +359,7 @@ func (sc scenario) fileNames() []string {
 
 // fixture reports whether the step's first argument names a fixture.
 func (s step) fixture() bool {
-	return s.verb == "write" || s.verb == "chunks" || (s.verb == "cp" && len(s.args) == 3)
+	return s.verb == "write" || s.verb == "chunks" || s.verb == "write-in-relist" || (s.verb == "cp" && len(s.args) == 3)
 }
 
 // chunksOf splits b after each cut in turn, each searched for from the end
