@@ -609,6 +609,20 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			mid[name] = midRead{r, since}
 		}
 	}
+	for _, f := range snap.Files {
+		// Changed since the folder open, and not written while the relist
+		// ran: written before it, and read by it as podwatch read it last
+		// before then, if podwatch kept that content.
+		if _, ok := written[f.Name]; ok || !later(f) {
+			continue
+		}
+		if r := v.readBefore(f, at); r != nil {
+			if mid == nil {
+				mid = map[string]midRead{}
+			}
+			mid[f.Name] = midRead{r, true}
+		}
+	}
 	v.versions = nil
 	store := make(map[string]string, len(v.store))
 	plain := true
@@ -671,7 +685,8 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			if !ok || store[key] != name {
 				continue
 			}
-			b := bounce{file: name, read: m.read, at: at, may: written[name].After}
+			w, during := written[name]
+			b := bounce{file: name, read: m.read, at: at, may: w.After, during: during}
 			switch {
 			case !read[key] && m.since:
 			case read[key] && b.may:

@@ -34,6 +34,8 @@ type bounce struct {
 	// it, so the relist read one of the writes, or a part of one: the
 	// drop is a race.
 	may bool
+	// during: the write came during the relist (else before it).
+	during bool
 	// said: its REMOVE went out (a recheck of the same snapshot keeps
 	// the bounce, for the ADD's message).
 	said bool
@@ -65,6 +67,23 @@ func (v *kubeletView) readByRelist(f *types.File, at time.Time) (read *types.Fil
 		}
 	}
 	return f, false
+}
+
+// readBefore is the content of f's name podwatch read last at or before
+// at, among those the watch took in since the last relist; nil when it
+// kept none. A relist whose folder open the detector saw at at, which saw
+// no write to the file while it ran, read that: podwatch read it before
+// the detector read the open, so it was written before the relist read
+// the file, and a later write came after the relist was recognised.
+func (v *kubeletView) readBefore(f *types.File, at time.Time) *types.File {
+	var out *types.File
+	for _, g := range v.versions[f.Name] {
+		if g.ChangedAt.After(at) {
+			break
+		}
+		out = g
+	}
+	return out
 }
 
 // tookSince says whether the watch gave key a pod from name in a content
@@ -111,6 +130,10 @@ func (b bounce) message(key string) string {
 	if b.may {
 		return fmt.Sprintf("static pod %s removed: the kubelet may have read %s mid-change at its relist at %s (written before and after the relist opened it, and read by podwatch %s), and so stopped the pod and started it again; if the relist read a whole valid write, the kubelet may skip this restart",
 			key, b.file, at, what)
+	}
+	if !b.during {
+		return fmt.Sprintf("static pod %s removed: the kubelet's relist read %s %s; the kubelet stopped the pod at its relist at %s, and its watch started it again since",
+			key, b.file, what, at)
 	}
 	return fmt.Sprintf("static pod %s removed: %s was written during the kubelet's relist, before the relist read it %s; the kubelet stopped the pod at its relist at %s, and its watch started it again since",
 		key, b.file, what, at)

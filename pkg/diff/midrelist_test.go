@@ -136,3 +136,17 @@ func TestKubeletRelistReadAWriteSeenBeforeItsFolderOpen(t *testing.T) {
 		t.Fatalf("%q, want REMOVE and ADD", got)
 	}
 }
+
+// Turned invalid before the relist (podwatch read it so before the
+// detector read the folder open) and fixed before the relist was taken
+// in: the relist read it invalid and dropped the pod, the fix started it
+// again (measured with the real kubelet: invalid-across-relist).
+func TestKubeletRelistReadAnInvalidWriteMadeBeforeIt(t *testing.T) {
+	_, takeIn, _ := midRelistRead(t, -450*time.Millisecond, 600*time.Millisecond, nil)
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("%q, want REMOVE and ADD", got)
+	}
+	if msg := removeMessage(takeIn); !strings.Contains(msg, "at its relist") || strings.Contains(msg, "during") {
+		t.Errorf("REMOVE message %q: want the relist that read it, written before it", msg)
+	}
+}
