@@ -76,7 +76,7 @@ var played = map[string]int{"write": 3, "rename": 2, "remove": 1, "settle": 0, "
 var kubeletOnly = map[string]bool{
 	"symlink": true, "sed": true, "cp": true, "chunks": true, "chmod": true,
 	"move-folder": true, "remove-folder": true, "make-folder": true,
-	"phase-known": true, "hold": true,
+	"phase-known": true, "hold": true, "write-in-relist": true,
 	"runs:": true, "outcome:": true, "kubelet:": true,
 }
 
