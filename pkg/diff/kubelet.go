@@ -87,6 +87,9 @@ type kubeletView struct {
 	// of a part no message named yet.
 	midway, halves map[string]int
 	partial        map[string]partialRead
+	// unwatched holds the names the first list after a start read and no
+	// watch event has named since: not known complete, and not known open.
+	unwatched map[string]bool
 	// maybeRead and mayDrop follow a backup renamed in and deleted before
 	// podwatch read it (see backup.go).
 	maybeRead, mayDrop map[string]string
@@ -170,6 +173,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
 	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
 	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
+	n.unwatched = maps.Clone(v.unwatched)
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
 	n.versions, n.bounced = maps.Clone(v.versions), maps.Clone(v.bounced)
 	return &n
@@ -193,6 +197,12 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 	if v == nil {
 		v = &kubeletView{store: map[string]string{}, keys: map[string]string{}}
 		relist = true
+		// What the first list reads was written before podwatch watched:
+		// whether a file is still open is unknown, not a race to report.
+		v.unwatched = map[string]bool{}
+		for i := range snap.Files {
+			v.unwatched[snap.Files[i].Name] = true
+		}
 	}
 	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
 		// The same snapshot again, for a recheck: taken in already, and

@@ -27,6 +27,9 @@ type partialRead struct {
 // one (the file only closed since), the last event counted was the final
 // write, whose read got the whole.
 func (v *kubeletView) openEvent(name string, f *types.File, event bool) {
+	if event {
+		delete(v.unwatched, name)
+	}
 	switch {
 	case f == nil:
 		delete(v.midway, name)
@@ -58,9 +61,11 @@ func (v *kubeletView) openEvent(name string, f *types.File, event bool) {
 // midWrite says whether an UPDATE from f is one from a file still open
 // for writing, and notes it: the kubelet, reading it late, may take in
 // only the whole and make no restart for this part. A relist of podwatch's
-// that read the file mid-write counts too: the kubelet had its events.
+// that read the file mid-write counts too: the kubelet had its events. A
+// file as the first list after a start found it does not: it was written
+// before podwatch watched, and nothing says it is still open.
 func (v *kubeletView) midWrite(f *types.File) bool {
-	if f.Complete {
+	if f.Complete || v.unwatched[f.Name] {
 		return false
 	}
 	if v.halves == nil {

@@ -94,8 +94,10 @@ func TestChunkedWriteIsARace(t *testing.T) {
 func TestChunkedHalfReadByARelist(t *testing.T) {
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	q := &sedSteps{t: t}
-	if chs, _ := q.at(t0, true, nil, v1f); podOps(chs) != "ADD web.yaml" {
-		t.Fatalf("first list: %q", podOps(chs))
+	q.at(t0, true, nil)
+	// Written since podwatch watches: its events were seen.
+	if chs, _ := q.at(t0, false, []types.WatchEvent{evWrote("web.yaml")}, v1f); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("the first write: %q", podOps(chs))
 	}
 	at := t0.Add(time.Minute)
 	half := valid("web.yaml", pod("web", "img:2"), at)
@@ -104,5 +106,24 @@ func TestChunkedHalfReadByARelist(t *testing.T) {
 	chs = append(chs, q.rest(at, recheck, half)...)
 	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart") {
 		t.Fatalf("the half at a relist: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
+	}
+}
+
+// After a restart the first list reads the manifest as it was changed
+// while podwatch was down, with no watch event to say how it was written:
+// its UPDATE is certain, not a part the kubelet may skip.
+func TestChangedWhileDownIsNoHalf(t *testing.T) {
+	q := &sedSteps{t: t}
+	if chs, _ := q.at(t0, true, nil, valid("web.yaml", pod("web", "img:1"), t0)); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	q.st.kubelet = nil // what a restart keeps is the published state alone
+	at := t0.Add(time.Minute)
+	v2 := valid("web.yaml", pod("web", "img:2"), at)
+	v2.Complete = false
+	chs, recheck := q.at(at, true, nil, v2)
+	chs = append(chs, q.rest(at, recheck, v2)...)
+	if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || strings.Contains(m, "skip this restart") || strings.Contains(m, "open for writing") {
+		t.Fatalf("changed while down: %q %q, want a certain UPDATE", podOps(chs), m)
 	}
 }
