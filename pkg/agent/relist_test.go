@@ -212,9 +212,13 @@ func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
 // kubelet's sync loop may not have yet. The relist before it stands in at
 // once, so that podwatch's own no longer does.
 func TestLoopWaitsForTheRelistThatMadeThePhaseKnown(t *testing.T) {
-	// Turned invalid between the kubelet's last two relists.
+	// Turned invalid between the kubelet's last two relists, a moment
+	// ago: invalid for a full period (fileCheckFrequency) while the phase
+	// is unknown, the pod would be gone for sure, whatever podwatch saw.
 	f := newRelistFixture(t, 21*time.Second)
-	p, at, good, other, bad, snap, removed := f.p, f.at, f.good, f.other, f.bad, f.snap, f.removed
+	p, good, other, bad, snap, removed := f.p, f.good, f.other, f.bad, f.snap, f.removed
+	at := time.Now().Add(-25 * time.Second)
+	bad.ChangedAt = at.Add(21 * time.Second)
 	ctx := context.Background()
 
 	snap(1, true, good, other)

@@ -91,7 +91,7 @@ func (c *computation) takeIn(kv *kubeletView, inPlace bool) {
 		kv = kv.clone()
 	}
 	c.relisted, c.estimated = kubeletRelisted(kv, c.snap)
-	c.kv = kv.step(c.snap, c.relisted)
+	c.kv = kv.step(c.snap, c.relisted, c.opts.RelistPeriod)
 	c.next.kubelet = c.kv
 }
 
@@ -298,9 +298,13 @@ func (c *computation) kubeletRuns() map[string]want {
 	running := c.kv.running()
 	desired := make(map[string]want, len(running))
 	for key, name := range running {
-		if f := c.file(name); f != nil && validPod(f) && f.Pod.Key == key {
+		f := c.file(name)
+		if f != nil && validPod(f) && f.Pod.Key == key {
 			desired[key] = want{file: f}
 			continue
+		}
+		if _, full := c.invalidPeriod(name); full && f != nil && f.Err != nil {
+			continue // a relist of the kubelet's fell within: the pod is gone
 		}
 		if p, ok := c.next.Pods[key]; ok {
 			desired[key] = want{keep: p}
@@ -359,6 +363,7 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 	// would cost each change O(n log n) in a folder of thousands.
 	first := len(c.changes)
 	c.bounces(desired)
+	c.shortInvalid(desired)
 	for key, w := range desired {
 		p, had := c.next.Pods[key]
 		switch {
@@ -403,8 +408,16 @@ func (c *computation) add(key string, f *types.File) {
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt,
 		ID:      changeID(key, types.OpAdd, f),
-		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(c.kv.bounced[key].started())),
+		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(c.started(key, f))),
 	})
+}
+
+// started is what an ADD of f's pod says the kubelet does.
+func (c *computation) started(key string, f *types.File) string {
+	if s := c.fixedStarted(key, f); s != "" {
+		return s
+	}
+	return c.kv.bounced[key].started()
 }
 
 func (c *computation) update(key string, p PodState, f *types.File) {
@@ -473,6 +486,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	if name := c.kv.mayDrop[key]; name != "" {
 		parts = append(parts, fmt.Sprintf("if the kubelet read %s before it went, its deletion stops the pod until the next relist starts it again", name))
+	}
+	if fixed := c.fixedUpdate(key, f); fixed != "" {
+		parts = append(parts, fixed)
 	}
 	if name := c.kv.replayDropOf(key); name != "" {
 		parts = append(parts, fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in %s's going)", name))
@@ -554,6 +570,10 @@ func (c *computation) remove(key string, p PodState, why string) {
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
+			if from, full := c.invalidPeriod(p.File); full {
+				effect = fmt.Sprintf("it has been for a full relist period (%s) since %s, so a relist of the kubelet's fell within that time, and stopped it; podwatch did not see that relist, so this time is an estimate",
+					c.opts.RelistPeriod, from.UTC().Format(time.RFC3339Nano))
+			}
 		case f.Pod != nil:
 			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), v1.EventTypeNormal
 			since = f.ChangedAt

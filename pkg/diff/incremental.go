@@ -73,7 +73,7 @@ func (c *computation) podsPlain() bool {
 func (c *computation) incremental(b *baseline) bool {
 	s := c.snap
 	if b == nil || !c.kv.plain || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
-		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts {
+		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts || c.saysFixed() {
 		return false
 	}
 	names := s.Changed

@@ -102,6 +102,13 @@ type kubeletView struct {
 	// that the watch undid since.
 	versions map[string][]*types.File
 	bounced  map[string]bounce
+	// invalidSince, fixed and period follow a file invalid for less than
+	// a relist period while the phase is unknown (see shortinvalid.go):
+	// per name that gave the store its pod, when it turned invalid; per
+	// key, this step's fix of such a file; the kubelet's relist period.
+	invalidSince map[string]time.Time
+	fixed        map[string]fixedSpan
+	period       time.Duration
 	// lastRenamed is the key of a known name gone as the last step's last
 	// event, which a name moved in at the next step's first may be the
 	// rename of.
@@ -176,6 +183,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.unwatched = maps.Clone(v.unwatched)
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
 	n.versions, n.bounced = maps.Clone(v.versions), maps.Clone(v.bounced)
+	n.invalidSince, n.fixed = maps.Clone(v.invalidSince), maps.Clone(v.fixed)
 	return &n
 }
 
@@ -191,9 +199,10 @@ func kubeletRelisted(v *kubeletView, snap types.Snapshot) (relisted, estimated b
 }
 
 // step takes snap into v: a relist replaces the store, any other snapshot
-// plays the files it changed as the kubelet's watch events. It returns v,
-// or a new view when v is nil.
-func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
+// plays the files it changed as the kubelet's watch events. period is the
+// kubelet's relist period (0: unknown). It returns v, or a new view when v
+// is nil.
+func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duration) *kubeletView {
 	if v == nil {
 		v = &kubeletView{store: map[string]string{}, keys: map[string]string{}}
 		relist = true
@@ -204,12 +213,13 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 			v.unwatched[snap.Files[i].Name] = true
 		}
 	}
+	v.period = period
 	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
 		// The same snapshot again, for a recheck: taken in already, and
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.goneBorn, v.from, v.takenBack, v.bounced = nil, nil, nil, nil, nil
+	v.dropped, v.goneBorn, v.from, v.takenBack, v.bounced, v.fixed = nil, nil, nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -229,6 +239,9 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 				v.noteVersion(name, f)
 			}
 		}
+	}
+	if !v.watchGone || relist {
+		v.noteInvalid(snap, v.changed(snap))
 	}
 	if relist {
 		v.replace(snap)
@@ -251,6 +264,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool) *kubeletView {
 			}
 		}
 	}
+	v.pruneInvalid()
 	v.files, v.seq = snap.Files, snap.Seq
 	if !snap.KubeletRelist.IsZero() {
 		v.relist = snap.KubeletRelist
@@ -661,6 +675,18 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 				if _, taken := store[key]; !taken {
 					store[key] = f.Name
 				}
+				plain = false
+			}
+		}
+	}
+	if len(store) > 0 {
+		// podwatch's own relist stands in: a file invalid for less than a
+		// period keeps its pod (see shortinvalid.go). A relist with no
+		// valid file at all is the empty one, whichever it is.
+		for _, f := range snap.Files {
+			key, ok := v.keys[f.Name]
+			if _, taken := store[key]; ok && !taken && v.store[key] == f.Name && f.Err != nil && v.keepsInvalid(snap, f.Name) {
+				store[key] = f.Name
 				plain = false
 			}
 		}

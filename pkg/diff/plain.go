@@ -24,7 +24,7 @@ type planned struct {
 // returns the valid files that may change something: new pods, and
 // published ones whose content changed. The others are no-ops of update.
 func (c *computation) plainPlan() ([]planned, bool) {
-	if c.opts.fullOnly || c.snap.Single || !c.kv.plain {
+	if c.opts.fullOnly || c.snap.Single || !c.kv.plain || c.saysFixed() {
 		return nil, false
 	}
 	var plan []planned

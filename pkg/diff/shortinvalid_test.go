@@ -1,0 +1,151 @@
+package diff
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// The judge's reading of a message that says the kubelet may make no
+// restart for it (test/tools/kubelet: maySkipRE), and of an UPDATE's
+// saying the kubelet may stop the pod and start it again (mayDropRE).
+var (
+	saysMaySkip = regexp.MustCompile(`may [^;]*skip this restart`)
+	saysMayDrop = regexp.MustCompile(`the kubelet may stop the pod and start it again once \(a race`)
+)
+
+// other is a second manifest, so that no relist finds the folder empty of
+// valid ones (which stops every pod, another matter).
+var other = valid("b.yaml", pod("b", "img:1"), t0)
+
+// invalidSpan publishes a.yaml, turns it invalid at t0+10s and steps
+// through the given snapshot times, each a watch snapshot of the invalid
+// file, or a relist of podwatch's own where relist says so; the kubelet's
+// relist phase is unknown throughout. It returns every change and the state.
+func invalidSpan(t *testing.T, steps []time.Duration, relist []bool) ([]types.Change, State) {
+	t.Helper()
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), other))
+	bad := types.File{Name: "a.yaml", Err: errors.New("line 7: did not find expected node content"), ChangedAt: t0.Add(10 * time.Second)}
+	var all []types.Change
+	for i, d := range steps {
+		s := snap(relist[i], bad, other)
+		s.Time = t0.Add(d)
+		chs, next, recheck := Compute(st, s, s.Time, testOpts)
+		all, st = append(all, chs...), next
+		for !recheck.IsZero() && !recheck.After(s.Time) {
+			chs, st, recheck = Compute(st, s, recheck, testOpts)
+			all = append(all, chs...)
+		}
+	}
+	return all, st
+}
+
+func podChanges(chs []types.Change) []types.Change {
+	var out []types.Change
+	for _, c := range chs {
+		if c.Op != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fix writes a.yaml valid again at t0+at with img, a watch snapshot.
+func fix(t *testing.T, st State, at time.Duration, img string) []types.Change {
+	t.Helper()
+	s := snap(false, valid("a.yaml", pod("a", img), t0.Add(at)), other)
+	s.Time = t0.Add(at)
+	chs, _, recheck := Compute(st, s, s.Time, testOpts)
+	if !recheck.IsZero() {
+		t.Fatalf("the fix left a recheck at %v: [%s]", recheck, reasons(chs))
+	}
+	return podChanges(chs)
+}
+
+// A manifest invalid for less than a relist period, the phase unknown:
+// podwatch's own relist within the span says no REMOVE, and the fix says
+// the kubelet may have stopped the pod and started it again.
+func TestShortInvalidSpanOwnRelistInside(t *testing.T) {
+	chs, st := invalidSpan(t, []time.Duration{11 * time.Second, 15 * time.Second}, []bool{false, true})
+	if ops := podChanges(chs); len(ops) != 0 {
+		t.Fatalf("within the span: %s", podOps(ops))
+	}
+	mayBounce(t, fix(t, st, 18*time.Second, "img:1"))
+}
+
+// The same span with podwatch's own relist outside it says the same.
+func TestShortInvalidSpanNoRelistInside(t *testing.T) {
+	chs, st := invalidSpan(t, []time.Duration{11 * time.Second, 15 * time.Second}, []bool{false, false})
+	if ops := podChanges(chs); len(ops) != 0 {
+		t.Fatalf("within the span: %s", podOps(ops))
+	}
+	mayBounce(t, fix(t, st, 18*time.Second, "img:1"))
+}
+
+func mayBounce(t *testing.T, ops []types.Change) {
+	t.Helper()
+	if podOps(ops) != "REMOVE a.yaml, ADD a.yaml" {
+		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
+	}
+	for _, c := range ops {
+		if !saysMaySkip.MatchString(c.Message) {
+			t.Fatalf("%s says no may: %q", c.Op, c.Message)
+		}
+	}
+	if rm := ops[0].Message; !strings.Contains(rm, "a.yaml was invalid for 8s, less than the kubelet's relist period (20s)") {
+		t.Fatalf("the REMOVE says not why: %q", rm)
+	}
+	if !ops[0].At.Equal(t0.Add(10 * time.Second)) {
+		t.Fatalf("the REMOVE is dated %v, want when the file turned invalid", ops[0].At)
+	}
+}
+
+// A fix with new content after a short span is an UPDATE that says the
+// kubelet may have stopped the pod in the span and started it again.
+func TestShortInvalidSpanNewContent(t *testing.T) {
+	_, st := invalidSpan(t, []time.Duration{11 * time.Second}, []bool{false})
+	ops := fix(t, st, 18*time.Second, "img:2")
+	if podOps(ops) != "UPDATE a.yaml" || !saysMayDrop.MatchString(ops[0].Message) {
+		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
+	}
+}
+
+// A manifest invalid for a full relist period: some relist of the
+// kubelet's fell within, so the REMOVE is certain, said when the period
+// ends, and the fix is a certain ADD.
+func TestInvalidForAPeriodRemovesForSure(t *testing.T) {
+	chs, st := invalidSpan(t, []time.Duration{11 * time.Second, 25 * time.Second, 31 * time.Second}, []bool{false, true, false})
+	ops := podChanges(chs)
+	if podOps(ops) != "REMOVE a.yaml" {
+		t.Fatalf("invalid for a period: %s", podOps(ops))
+	}
+	if rm := ops[0].Message; saysMaySkip.MatchString(rm) || !strings.Contains(rm, "for a full relist period (20s)") || !strings.Contains(rm, "estimate") {
+		t.Fatalf("remove: %q", rm)
+	}
+	ops = fix(t, st, 35*time.Second, "img:1")
+	if podOps(ops) != "ADD a.yaml" || saysMaySkip.MatchString(ops[0].Message) {
+		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
+	}
+}
+
+// Knowing the kubelet's relists, podwatch says what they did: none within
+// a short span is no restart.
+func TestShortInvalidSpanPhaseKnown(t *testing.T) {
+	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0)))
+	bad := types.File{Name: "a.yaml", Err: errors.New("line 7: did not find expected node content"), ChangedAt: t0.Add(10 * time.Second)}
+	s := snap(false, bad)
+	s.Time, s.KubeletRelist = t0.Add(11*time.Second), t0.Add(5*time.Second)
+	chs, st, _ := Compute(st, s, s.Time, testOpts)
+	if ops := podChanges(chs); len(ops) != 0 {
+		t.Fatalf("within the span: %s", podOps(ops))
+	}
+	f := snap(false, valid("a.yaml", pod("a", "img:1"), t0.Add(18*time.Second)))
+	f.Time, f.KubeletRelist = t0.Add(18*time.Second), t0.Add(5*time.Second)
+	if chs, _, _ = Compute(st, f, f.Time, testOpts); len(podChanges(chs)) != 0 {
+		t.Fatalf("at the fix: %s", podOps(chs))
+	}
+}
