@@ -941,8 +941,10 @@ type removeTiming struct {
 	// delay is how long after the kubelet's line podwatch's came.
 	delay time.Duration
 	// kind is what podwatch's message says: "relist" (at a kubelet relist
-	// podwatch saw), "estimated" (at its own relist, standing in) or
-	// "watch" (on a watch event, at once).
+	// podwatch saw), "estimated" (at its own relist, standing in), "may"
+	// (one the kubelet may skip: a relist of its may have fallen in a
+	// short invalid span, said at the fix) or "watch" (on a watch event,
+	// at once).
 	kind    string
 	message string
 	// early says it came before the kubelet's relist that decided it had
@@ -976,6 +978,8 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 					kind = "estimated"
 				case strings.Contains(ev.Message, "at its relist"):
 					kind = "relist"
+				case maySkipRE.MatchString(ev.Message):
+					kind = "may"
 				}
 				at, byRelist := decidedBy(lines[n])
 				out = append(out, removeTiming{delay: printed[i].Sub(lines[n]), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist})

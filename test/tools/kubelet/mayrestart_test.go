@@ -155,6 +155,10 @@ func TestMayRestartCovers(t *testing.T) {
 	vim := claim{"UPDATE", 1, false, true}
 	// A rename: a relist between it and its events may stop the pod once.
 	mv := claim{"UPDATE", 0, false, true}
+	// A manifest invalid for less than a relist period and fixed, the
+	// phase unknown: the kubelet may have stopped the pod in the span and
+	// started it again at the fix.
+	rmMay, addMay := claim{"REMOVE", 0, true, false}, claim{"ADD", 0, true, false}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -202,6 +206,16 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, rm2, add}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD"}, true},
 		{[]claim{add, rm2, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, false},
 		{[]claim{add, rm2}, []string{"ADD", "UPDATE"}, false},
+		// The fix after a short invalid span: the kubelet's relist fell in
+		// the span (REMOVE, ADD; or the two as one UPDATE) or it did not
+		// (nothing); never two restarts. With new content the fix is an
+		// UPDATE that may be the REMOVE and ADD.
+		{[]claim{add, rmMay, addMay}, []string{"ADD"}, true},
+		{[]claim{add, rmMay, addMay}, []string{"ADD", "REMOVE", "ADD"}, true},
+		{[]claim{add, rmMay, addMay}, []string{"ADD", "UPDATE"}, true},
+		{[]claim{add, rmMay, addMay}, []string{"ADD", "REMOVE", "ADD", "REMOVE", "ADD"}, false},
+		{[]claim{add, rmMay, addMay}, []string{"ADD", "UPDATE", "UPDATE"}, false},
+		{[]claim{add, mv}, []string{"ADD", "REMOVE", "ADD"}, true},
 	} {
 		if got := covers(tc.said, tc.loop); got != tc.want {
 			t.Errorf("covers(%v, %v) = %v, want %v", tc.said, tc.loop, got, tc.want)
@@ -210,15 +224,18 @@ func TestMayRestartCovers(t *testing.T) {
 	for msg, want := range map[string]bool{
 		"web.yaml: ...; read while web.yaml was still open for writing: the kubelet may read only the whole and skip this restart; the kubelet gives the pod a new UID and restarts it": true,
 		"web.yaml: ...; the kubelet gives the pod a new UID and restarts it": false,
+		"static pod a/b removed: web.yaml was invalid for 500ms, less than the kubelet's relist period (2s), and podwatch does not know when the kubelet relists: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart": true,
+		"web.yaml: static pod a/b added (containers: img:1); the kubelet starts it again if a relist of its stopped it while web.yaml was invalid; if not, the pod ran on, and the kubelet may skip this restart":                                                                                                                                        true,
 	} {
 		if got := maySkipRE.MatchString(msg); got != want {
 			t.Errorf("maySkip(%q) = %v, want %v", msg, got, want)
 		}
 	}
 	for msg, want := range map[string]bool{
-		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it":                                                     true,
-		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                                                                                 false,
-		"b.yaml: now from b.yaml (was a.yaml); the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in a.yaml's going); the kubelet gives the pod a new UID and restarts it": true,
+		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it":                                                                                                                                                                                                                 true,
+		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                                                                                                                                                                                                                                             false,
+		"b.yaml: now from b.yaml (was a.yaml); the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in a.yaml's going); the kubelet gives the pod a new UID and restarts it":                                                                                                                                                             true,
+		"web.yaml: spec.containers[0].image: img:1 -> img:2; the kubelet may stop the pod and start it again once (a race: web.yaml was invalid for 500ms, less than the kubelet's relist period (2s), and podwatch does not know when the kubelet relists; a relist within that span stopped the pod, and the fix starts it, in place of this update); the kubelet gives the pod a new UID and restarts it": true,
 	} {
 		if got := mayDropRE.MatchString(msg); got != want {
 			t.Errorf("mayDrop(%q) = %v, want %v", msg, got, want)
