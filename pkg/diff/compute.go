@@ -404,20 +404,23 @@ func (c *computation) add(key string, f *types.File) {
 	}
 	c.ownPods()
 	c.next.Pods[key] = published(f)
+	effect, maySkip := c.started(key, f)
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: f.ChangedAt,
+		Pod: f.Pod, At: f.ChangedAt, MaySkip: maySkip,
 		ID:      changeID(key, types.OpAdd, f),
-		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(c.started(key, f))),
+		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
 	})
 }
 
-// started is what an ADD of f's pod says the kubelet does.
-func (c *computation) started(key string, f *types.File) string {
+// started is what an ADD of f's pod says the kubelet does, and whether it
+// may not do it at all.
+func (c *computation) started(key string, f *types.File) (string, bool) {
 	if s := c.fixedStarted(key, f); s != "" {
-		return s
+		return s, true
 	}
-	return c.kv.bounced[key].started()
+	b := c.kv.bounced[key]
+	return b.started(), b.file != "" && b.may
 }
 
 func (c *computation) update(key string, p PodState, f *types.File) {
@@ -493,7 +496,8 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if name := c.kv.replayDropOf(key); name != "" {
 		parts = append(parts, fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in %s's going)", name))
 	}
-	if !c.snap.Single && c.kv.midWrite(f) {
+	maySkip := !c.snap.Single && c.kv.midWrite(f)
+	if maySkip {
 		parts = append(parts, fmt.Sprintf("read while %s was still open for writing: the kubelet may read only the whole and skip this restart", f.Name))
 	}
 	if !c.snap.Single && shadowed(c.snap.Files, f) {
@@ -505,7 +509,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: c.changeAt(key, f, fileChanged), Back: c.takeBack(key, f, fileChanged),
+		Pod: f.Pod, At: c.changeAt(key, f, fileChanged), Back: c.takeBack(key, f, fileChanged), MaySkip: maySkip,
 		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})

@@ -170,7 +170,7 @@ func (c *computation) bounces(desired map[string]want) {
 		c.ownPods()
 		delete(c.next.Pods, key)
 		c.emit(types.Change{
-			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at,
+			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: b.may,
 			ID: changeID(key, types.OpRemove, nil), Message: b.message(key),
 		})
 	}

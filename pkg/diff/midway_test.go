@@ -104,7 +104,7 @@ func TestChunkedHalfReadByARelist(t *testing.T) {
 	half.Complete = false
 	chs, recheck := q.at(at, true, nil, half)
 	chs = append(chs, q.rest(at, recheck, half)...)
-	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart") {
+	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart") || !chs[len(chs)-1].MaySkip {
 		t.Fatalf("the half at a relist: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
 	}
 }

@@ -92,8 +92,8 @@ func mayBounce(t *testing.T, ops []types.Change) {
 		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
 	}
 	for _, c := range ops {
-		if !saysMaySkip.MatchString(c.Message) {
-			t.Fatalf("%s says no may: %q", c.Op, c.Message)
+		if !saysMaySkip.MatchString(c.Message) || !c.MaySkip {
+			t.Fatalf("%s says no may (MaySkip %v): %q", c.Op, c.MaySkip, c.Message)
 		}
 	}
 	if rm := ops[0].Message; !strings.Contains(rm, "a.yaml was invalid for 8s, less than the kubelet's relist period (20s)") {

@@ -152,7 +152,8 @@ func (f *Follower) Submit(changes []types.Change) {
 	added := false
 	f.mu.Lock()
 	for _, ch := range changes {
-		if ch.Op != "" && ch.Object.Kind == types.KindPod {
+		// A change the kubelet may not make is no claim to judge.
+		if ch.Op != "" && ch.Object.Kind == types.KindPod && !ch.MaySkip {
 			f.pending = append(f.pending, ch)
 			added = true
 		}

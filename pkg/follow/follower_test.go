@@ -284,6 +284,21 @@ func TestRemoveNotStopped(t *testing.T) {
 		"still runs 3m0s after the change to kube-apiserver.yaml that removed it", "its sandbox (UID uid-1) is ready", "container kube-apiserver runs")
 }
 
+// A REMOVE the kubelet may not make (a relist that may have fallen within a
+// short invalid span) is not followed: the pod running on is no
+// NotStopped.
+func TestMaySkipIsNotJudged(t *testing.T) {
+	h := newHarness(t)
+	h.rt.sandbox("sb", apiserver, "uid-1", t0.Add(-time.Hour), true)
+	h.rt.container("sb", "kube-apiserver", "img", 0, t0.Add(-time.Hour))
+	h.f.Submit([]types.Change{{
+		Op: types.OpRemove, Reason: "x", Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
+		File: "kube-apiserver.yaml", At: t0, MaySkip: true,
+	}})
+	none(t, h.at(deadline))
+	none(t, h.at(2*deadline))
+}
+
 // A container of a static pod restarting with no change is a Warning with
 // the last exit code; one restarted by a followed change is not.
 func TestRestartWithoutAChange(t *testing.T) {

@@ -89,6 +89,13 @@ type Change struct {
 	// the pod another file: the window in which the kubelet made the
 	// change. Zero for every other change.
 	Back TakeBack
+	// MaySkip says the kubelet may not make this change at all: whether it
+	// does is a race podwatch cannot see (a part of a file still being
+	// written, a relist that may have read a file mid-change or fallen
+	// within a short invalid span), which the message says. Whoever follows
+	// changes to the runtime does not judge it: a verdict on a change that
+	// may not happen would be a guess.
+	MaySkip bool
 	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
 	// the published pod it leads to (file, content hash, restart identity;
 	// nothing for a REMOVE). A change recomputed after a restart from the
