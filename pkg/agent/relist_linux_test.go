@@ -92,31 +92,14 @@ func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 	// they are older than its period and two seconds, and until then no
 	// full read is taken for a relist. A short period keeps that short.
 	o.Source.FileCheckFrequency = 500 * time.Millisecond
-	for _, n := range []string{"a", "b"} {
-		if err := os.WriteFile(filepath.Join(o.Source.Path, n+".yaml"), []byte(metricsPod(n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var stdout, logs testutil.LockedBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: &stdout, Log: slog.New(slog.NewTextHandler(&logs, nil))}).Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitLog(t, &logs, "podwatch starting")
+	stdout, logs := runWithPods(t, o, "a", "b")
 	stop := make(chan struct{})
 	stopped := kubeletLikeRelists(t, o.Source.Path, 700*time.Millisecond, stop)
-	waitLog(t, &logs, "kubelet relist phase known")
+	waitLog(t, logs, "kubelet relist phase known")
 	close(stop)
 	<-stopped
-	waitLog(t, &logs, "kubelet relist lost")
-	waitLog(t, &logs, "kubelet relist phase unknown")
+	waitLog(t, logs, "kubelet relist lost")
+	waitLog(t, logs, "kubelet relist phase unknown")
 	known := ""
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "kubelet relist phase known") {
@@ -145,24 +128,7 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 	o.Source.FileCheckFrequency = 500 * time.Millisecond
 	// web.yaml is not the last file: the relist's open of the last one
 	// completes it, and a writer's open of it would be taken for that.
-	for _, n := range []string{"a", "web", "z"} {
-		if err := os.WriteFile(filepath.Join(o.Source.Path, n+".yaml"), []byte(metricsPod(n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var stdout, logs testutil.LockedBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: &stdout, Log: slog.New(slog.NewTextHandler(&logs, nil))}).Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitLog(t, &logs, "podwatch starting")
+	stdout, logs := runWithPods(t, o, "a", "web", "z")
 	var armed atomic.Bool
 	web := filepath.Join(o.Source.Path, "web.yaml")
 	write := func(content string) {
@@ -188,7 +154,7 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 		close(stop)
 		<-stopped
 	}()
-	waitLog(t, &logs, "kubelet relist phase known")
+	waitLog(t, logs, "kubelet relist phase known")
 	armed.Store(true)
 	deadline := time.Now().Add(20 * time.Second)
 	var ops []string
@@ -221,4 +187,30 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// runWithPods writes a pod manifest NAME.yaml for each name into o's
+// folder, runs the agent on it until the test ends, and returns its stdout
+// and log once it has started.
+func runWithPods(t *testing.T, o Options, names ...string) (stdout, logs *testutil.LockedBuffer) {
+	t.Helper()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(o.Source.Path, n+".yaml"), []byte(metricsPod(n)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, logs = &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- New(o, Env{Clock: clock.RealClock{}, Stdout: stdout, Log: slog.New(slog.NewTextHandler(logs, nil))}).Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	waitLog(t, logs, "podwatch starting")
+	return stdout, logs
 }
