@@ -152,8 +152,7 @@ func (f *Follower) Submit(changes []types.Change) {
 	added := false
 	f.mu.Lock()
 	for _, ch := range changes {
-		// A change the kubelet may not make is no claim to judge.
-		if ch.Op != "" && ch.Object.Kind == types.KindPod && !ch.MaySkip {
+		if ch.Op != "" && ch.Object.Kind == types.KindPod {
 			f.pending = append(f.pending, ch)
 			added = true
 		}
@@ -357,6 +356,13 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 	}
 	t.cause = cause
 	if now.Before(t.deadline) || (t.warned > 0 && now.Before(t.warnAt)) {
+		return
+	}
+	if t.ch.MaySkip {
+		// The kubelet may rightly not have made it: no warning, as that
+		// would claim it should have.
+		f.log.Debug("a change the kubelet may skip is not seen done by the deadline; no warning", "pod", key, "seen", why)
+		delete(f.targets, key)
 		return
 	}
 	t.warned++

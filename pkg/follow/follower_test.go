@@ -285,8 +285,8 @@ func TestRemoveNotStopped(t *testing.T) {
 }
 
 // A REMOVE the kubelet may not make (a relist that may have fallen within a
-// short invalid span) is not followed: the pod running on is no
-// NotStopped.
+// short invalid span) is followed, but its not being done is no
+// NotStopped: the pod may rightly run on.
 func TestMaySkipIsNotJudged(t *testing.T) {
 	h := newHarness(t)
 	h.rt.sandbox("sb", apiserver, "uid-1", t0.Add(-time.Hour), true)

@@ -93,8 +93,8 @@ type Change struct {
 	// does is a race podwatch cannot see (a part of a file still being
 	// written, a relist that may have read a file mid-change or fallen
 	// within a short invalid span), which the message says. Whoever follows
-	// changes to the runtime does not judge it: a verdict on a change that
-	// may not happen would be a guess.
+	// changes to the runtime reports it done when it sees it done, but
+	// never warns that it is not: the kubelet may rightly not make it.
 	MaySkip bool
 	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
 	// the published pod it leads to (file, content hash, restart identity;
