@@ -45,7 +45,6 @@ type inotifyWatch struct {
 	base     string
 	clk      clock.PassiveClock
 	raw      syscall.RawConn // f's descriptor, for FIONREAD
-	made     time.Time       // before the instance was made, its queue empty
 	quiet    time.Duration   // see Detector.quiet
 	ch       chan batch
 	stop     chan struct{}
@@ -54,13 +53,12 @@ type inotifyWatch struct {
 }
 
 func newPlatformWatch(path string, clk clock.PassiveClock, quiet time.Duration) (_ watcher, err error) {
-	made := clk.Now()
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, limitHint(os.NewSyscallError("inotify_init1", err))
 	}
 	w := &inotifyWatch{
-		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk, made: made,
+		f: os.NewFile(uintptr(fd), "inotify"), wdDir: -1, wdParent: -1, base: filepath.Base(path), clk: clk,
 		quiet: quiet, ch: make(chan batch), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if w.raw, err = w.f.SyscallConn(); err != nil {
@@ -180,10 +178,7 @@ func (w *inotifyWatch) Close() {
 func (w *inotifyWatch) read() {
 	defer close(w.done)
 	buf := make([]byte, 64<<10)
-	// Until the queue is first found empty, every event in it came after
-	// the instance was made: a reader behind from its first read still
-	// bounds each write from below.
-	empty := w.made
+	var empty time.Time
 	for {
 		if at, ok := w.empty(); ok {
 			empty = at
