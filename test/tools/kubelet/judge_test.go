@@ -859,21 +859,11 @@ func format(pods []string, ops map[string][]string) string {
 }
 
 // podwatchOps is what podwatch's Events say the kubelet did with the pod
-// fullName, in order. An Event written again with a higher count stands
-// for that many more occurrences.
+// fullName, in order: the ops of podwatchSaid's claims.
 func podwatchOps(evs []v1.Event, fullName string) []string {
-	op := map[string]string{types.ReasonAdded: "ADD", types.ReasonUpdated: "UPDATE", types.ReasonRemoved: "REMOVE"}
-	counts := map[string]int32{}
 	var out []string
-	for _, ev := range evs {
-		o := ev.InvolvedObject
-		if o.Kind != types.KindPod || o.Namespace+"/"+o.Name != fullName || op[ev.Reason] == "" {
-			continue
-		}
-		for range ev.Count - counts[ev.Name] {
-			out = append(out, op[ev.Reason])
-		}
-		counts[ev.Name] = max(counts[ev.Name], ev.Count)
+	for _, c := range podwatchSaid(evs, fullName) {
+		out = append(out, c.op)
 	}
 	return out
 }

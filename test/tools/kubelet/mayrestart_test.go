@@ -72,7 +72,9 @@ func mayMore(msg string) int {
 	return n
 }
 
-// podwatchSaid is podwatchOps with each op's allowance of extra restarts.
+// podwatchSaid is what podwatch's Events say the kubelet did with the pod
+// fullName, in order, each op with the restarts it says may come with it.
+// An Event written again with a higher count stands for that many more.
 func podwatchSaid(evs []v1.Event, fullName string) []claim {
 	op := map[string]string{types.ReasonAdded: "ADD", types.ReasonUpdated: "UPDATE", types.ReasonRemoved: "REMOVE"}
 	counts := map[string]int32{}
