@@ -166,6 +166,10 @@ type Read struct {
 	At     time.Time
 	Path   string
 	Relist bool
+	// Failed: a relist's read that the file source could not make a pod
+	// of (its "Could not process manifest file" line), so that the relist
+	// left the file's pod out.
+	Failed bool
 }
 
 func (h *History) addRead(r Read) {

@@ -319,10 +319,6 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	var timeline []entry
 	mark := func(at time.Time, what string) { timeline = append(timeline, entry{at, what}) }
-	type folderStep struct {
-		at   time.Time
-		verb string
-	}
 	var steps []folderStep // when each step that changes the folder began
 	settles := 0
 	// relistOnly: the folder was moved away or deleted, so the kubelet's
@@ -472,36 +468,18 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
 	names := sc.fileNames()
-	// decidedBy is when the kubelet's relist that made a SyncLoop line at
-	// line read the scenario's files: its first relist read of one after the
-	// last step before line; line itself when there is none. byRelist says
-	// the relist decided it: there is such a read, and the last step before
-	// line cannot make the kubelet drop a pod on its watch, which it does
-	// only for a name deleted or renamed away (a file written invalid, or
-	// made to name another pod, changes nothing until the relist).
-	decidedBy := func(line time.Time) (at time.Time, byRelist bool) {
-		var last folderStep
-		for _, st := range steps {
-			if st.at.Before(line) {
-				last = st
-			}
-		}
-		watchDrops := map[string]bool{"remove": true, "rename": true, "sed": true, "move-folder": true, "remove-folder": true}
-		for _, rd := range final.Reads {
-			if rd.Relist && rd.At.After(last.at) && filepath.Dir(rd.Path) == k.Manifests && slices.Contains(names, filepath.Base(rd.Path)) {
-				if rd.At.Before(line) {
-					return rd.At, !watchDrops[last.verb]
-				}
-				return line, false
-			}
-		}
-		return line, false
+	// decidedBy is, for the pod's SyncLoop REMOVE lines in turn, when the
+	// kubelet's relist that made each read the scenario's files, and
+	// whether a relist decided it (see decider).
+	drops := relistDrops(final.Reads, k.Manifests, names)
+	decidedBy := func() func(line time.Time) (time.Time, bool) {
+		return decider(steps, drops, final.Reads, k.Manifests, names)
 	}
 	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
-		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy) {
+		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy()) {
 			r.removes = append(r.removes, rm)
 			// A REMOVE the kubelet's relist decided must say so, or that
 			// podwatch's time for it is an estimate.
@@ -937,6 +915,74 @@ func (p *podwatch) Write(b []byte) (int, error) {
 		p.printed = append(p.printed, now)
 	}
 	return p.out.Write(b)
+}
+
+// folderStep is when a step that changes the folder began, and its verb.
+type folderStep struct {
+	at   time.Time
+	verb string
+}
+
+// relistDrops lists the reads by which the kubelet's relists began to leave
+// out the pod of one of the files in dir named names, for want of a pod in
+// it: each relist read that failed, unless the file's read before it did
+// too (a file broken across relists loses its pod at the first).
+func relistDrops(reads []kubelet.Read, dir string, names []string) []time.Time {
+	failed := map[string]bool{}
+	var out []time.Time
+	for _, rd := range reads {
+		if filepath.Dir(rd.Path) != dir || !slices.Contains(names, filepath.Base(rd.Path)) {
+			continue
+		}
+		if rd.Relist && rd.Failed && !failed[rd.Path] {
+			out = append(out, rd.At)
+		}
+		failed[rd.Path] = rd.Relist && rd.Failed
+	}
+	return out
+}
+
+// decider says, for one pod's SyncLoop REMOVE lines taken in order, when
+// the kubelet's relist that made each read the scenario's files, and
+// whether a relist decided it (byRelist); the line itself, and false, when
+// none did.
+//
+// A loaded kubelet's sync loop logs an update seconds after its file
+// source sent it, after later steps and later relists, so a line is first
+// paired with the earliest relist drop (relistDrops) after the last one
+// paired and before it, unless a step that drops the pod on the watch
+// came after that drop. Otherwise it is the first relist read of the
+// scenario's files after the last step before the line, if that comes
+// before the line; byRelist then says that step cannot make the kubelet
+// drop a pod on its watch, which it does only for a name deleted or
+// renamed away (a file written invalid, or made to name another pod,
+// changes nothing until the relist).
+func decider(steps []folderStep, drops []time.Time, reads []kubelet.Read, dir string, names []string) func(line time.Time) (time.Time, bool) {
+	watchDrops := map[string]bool{"remove": true, "rename": true, "sed": true, "move-folder": true, "remove-folder": true}
+	var paired time.Time
+	return func(line time.Time) (at time.Time, byRelist bool) {
+		var last folderStep
+		for _, st := range steps {
+			if st.at.Before(line) {
+				last = st
+			}
+		}
+		defer func() { paired = at }()
+		for _, d := range drops {
+			if d.After(paired) && d.Before(line) && !(watchDrops[last.verb] && last.at.After(d)) {
+				return d, true
+			}
+		}
+		for _, rd := range reads {
+			if rd.Relist && rd.At.After(last.at) && filepath.Dir(rd.Path) == dir && slices.Contains(names, filepath.Base(rd.Path)) {
+				if rd.At.Before(line) {
+					return rd.At, !watchDrops[last.verb]
+				}
+				return line, false
+			}
+		}
+		return line, false
+	}
 }
 
 // removeTiming is one of podwatch's REMOVE lines against the kubelet's

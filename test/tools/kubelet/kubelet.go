@@ -371,6 +371,12 @@ var missingLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Un
 // I0102 15:04:05.000000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"
 var readLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Reading config file" path="([^"]*)"`)
 
+// failedLine matches the line the kubelet's file source logs when a relist
+// cannot make a pod of a file it read (the relist then leaves that file's
+// pod out), its error led by the file's path, e.g.
+// E0102 15:04:05.000000 1 file.go:186] "Could not process manifest file" err="/d/manifests/a.yaml: couldn't parse as pod(...)"
+var failedLine = regexp.MustCompile(`"Could not process manifest file" err="([^"]*?): `)
+
 // headerTime matches the time in a klog line's header.
 var headerTime = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) `)
 
@@ -391,9 +397,20 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	// The file source logs a relist's entries in sorted order, RelistClock
 	// first and RelistEnd last; a read between them is the relist's.
 	inRelist := false
+	var held *Read // a relist's read, until the line after it
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
+		// A relist's read is recorded with the line after it, which says
+		// whether the file source could make a pod of it: the History's
+		// reads are shared with snapshots and never change once added.
+		if held != nil {
+			if m := failedLine.FindStringSubmatch(line); m != nil && m[1] == held.Path {
+				held.Failed = true
+			}
+			k.hist.addRead(*held)
+			held = nil
+		}
 		// A relist is dated by the kubelet's own clock, not by when this
 		// pipe delivered the line: whether a relist began before or after
 		// a step is what a scenario waits on.
@@ -413,7 +430,11 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 		}
 		if m := readLine.FindStringSubmatch(line); m != nil {
 			if at, err := logTime(m[1]); err == nil {
-				k.hist.addRead(Read{At: at, Path: m[2], Relist: inRelist})
+				if rd := (Read{At: at, Path: m[2], Relist: inRelist}); inRelist {
+					held = &rd
+				} else {
+					k.hist.addRead(rd)
+				}
 			}
 			continue
 		}
@@ -434,6 +455,9 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 			}
 		}
 		k.hist.addLoop(SyncLoop{At: at, Op: m[1], Source: m[2], Pods: pods})
+	}
+	if held != nil {
+		k.hist.addRead(*held)
 	}
 	_, _ = io.Copy(w, r) // a line too long for the scanner: keep the rest
 }

@@ -4,6 +4,7 @@ package kubelet
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,8 @@ func TestReadLogRelists(t *testing.T) {
 	log := strings.Join([]string{
 		`E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/!relist-clock"`,
 		`I0102 15:04:05.100000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"`,
+		`I0102 15:04:05.110000 1 file.go:200] "Reading config file" path="/d/manifests/c.yaml"`,
+		`E0102 15:04:05.110100 1 file.go:186] "Could not process manifest file" err="/d/manifests/c.yaml: couldn't parse as pod(yaml: line 7: did not find expected ',' or '}'), please check config file" path="/d/manifests/c.yaml"`,
 		`E0102 15:04:05.200000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/~relist-end"`,
 		`I0102 15:04:06.000000 1 file.go:200] "Reading config file" path="/d/manifests/b.yaml"`,
 		`E0102 15:04:07.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/d/manifests"`,
@@ -36,6 +39,15 @@ func TestReadLogRelists(t *testing.T) {
 	}
 	if !s.RelistRead("/d/manifests/a.yaml") || s.WatchRead("/d/manifests/a.yaml") {
 		t.Errorf("a.yaml was read by the relist only: %+v", s.Reads)
+	}
+	var failed []string
+	for _, r := range s.Reads {
+		if r.Failed {
+			failed = append(failed, r.Path)
+		}
+	}
+	if !slices.Equal(failed, []string{"/d/manifests/c.yaml"}) {
+		t.Errorf("reads the relist could not make a pod of = %q, want c.yaml's only: %+v", failed, s.Reads)
 	}
 	if s.RelistRead("/d/manifests/b.yaml") || !s.WatchRead("/d/manifests/b.yaml") {
 		t.Errorf("b.yaml was read on a watch event only: %+v", s.Reads)

@@ -1,0 +1,77 @@
+//go:build linux
+
+package kubelet_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/test/tools/kubelet"
+)
+
+// A loaded kubelet's sync loop logs a REMOVE seconds after its relist
+// decided it, after the fix that followed and after a later relist: the
+// line pairs with the relist that could not make a pod of the file, not
+// with a relist after the last step before the line.
+func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	const dir = "/d/manifests"
+	names := []string{"web.yaml"}
+	relist := func(ms int, failed bool) kubelet.Read {
+		return kubelet.Read{At: at(ms), Path: dir + "/web.yaml", Relist: true, Failed: failed}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []folderStep
+		reads []kubelet.Read
+		lines []time.Time
+		want  []time.Time
+		by    []bool
+	}{{
+		name:  "broken, fixed, the line after the next relist",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}, {at(11_000), "write"}},
+		reads: []kubelet.Read{relist(8_000, false), relist(10_500, true), {At: at(11_001), Path: dir + "/web.yaml"}, relist(12_500, false)},
+		lines: []time.Time{at(16_000)},
+		want:  []time.Time{at(10_500)},
+		by:    []bool{true},
+	}, {
+		name:  "broken across two relists: dropped at the first",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}, {at(15_000), "write"}},
+		reads: []kubelet.Read{relist(10_500, true), relist(12_500, true), relist(14_500, true)},
+		lines: []time.Time{at(13_000)},
+		want:  []time.Time{at(10_500)},
+		by:    []bool{true},
+	}, {
+		name:  "two spans, two lines, each with its own drop",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}, {at(11_000), "write"}, {at(20_000), "write"}, {at(21_000), "write"}},
+		reads: []kubelet.Read{relist(10_500, true), {At: at(11_001), Path: dir + "/web.yaml"}, relist(20_500, true)},
+		lines: []time.Time{at(22_000), at(22_001)},
+		want:  []time.Time{at(10_500), at(20_500)},
+		by:    []bool{true, true},
+	}, {
+		name:  "deleted after a drop the pod was not in: the watch's",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}, {at(12_000), "remove"}},
+		reads: []kubelet.Read{relist(10_500, true), relist(12_500, false)},
+		lines: []time.Time{at(12_010)},
+		want:  []time.Time{at(12_010)},
+		by:    []bool{false},
+	}, {
+		name:  "no failed read: the first relist after the last step",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}},
+		reads: []kubelet.Read{relist(9_000, false), relist(10_500, false), relist(12_500, false)},
+		lines: []time.Time{at(11_000)},
+		want:  []time.Time{at(10_500)},
+		by:    []bool{true},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			decided := decider(tc.steps, relistDrops(tc.reads, dir, names), tc.reads, dir, names)
+			for i, line := range tc.lines {
+				got, by := decided(line)
+				if !got.Equal(tc.want[i]) || by != tc.by[i] {
+					t.Errorf("line %d at +%v: decided at +%v (by a relist: %v), want +%v (%v)", i, line.Sub(t0), got.Sub(t0), by, tc.want[i].Sub(t0), tc.by[i])
+				}
+			}
+		})
+	}
+}
