@@ -33,7 +33,7 @@ func TestDecided(t *testing.T) {
 	if want := []string{"ADD", "UPDATE", "UPDATE", "REMOVE"}; !slices.Equal(ops, want) {
 		t.Errorf("decided %v, want %v", ops, want)
 	}
-	if len(removes) != 1 || !removes[0].Equal(at.Add(9*time.Second)) {
-		t.Errorf("REMOVE lines at %v, want the last only", removes)
+	if len(removes) != 2 || !removes[0].folded || !removes[0].at.Equal(at.Add(5*time.Second)) || removes[1].folded || !removes[1].at.Equal(at.Add(9*time.Second)) {
+		t.Errorf("REMOVE lines %+v, want the one read with its ADD as an UPDATE, then the last one", removes)
 	}
 }

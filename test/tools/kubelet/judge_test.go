@@ -737,9 +737,15 @@ func decided(s kubelet.Snapshot, fullName string) []string {
 	return ops
 }
 
-// decidedAt is decided with the times of the REMOVE lines it keeps as
-// REMOVEs, in order.
-func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []time.Time) {
+// removeLine is a SyncLoop REMOVE line of a pod; folded, that decided
+// read it and the ADD after it as one UPDATE.
+type removeLine struct {
+	at     time.Time
+	folded bool
+}
+
+// decidedAt is decided with the times of the REMOVE lines, in order.
+func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []removeLine) {
 	var lines []kubelet.SyncLoop
 	for _, l := range s.Loops {
 		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE" || l.Op == "UPDATE") {
@@ -756,6 +762,7 @@ func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []tim
 		if l.Op == "REMOVE" && i+1 < len(lines) && lines[i+1].Op == "ADD" && lines[i+1].At.Sub(l.At) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, lines[i+1].At, until) {
 			lastAdd = lines[i+1].At
 			out = append(out, "UPDATE")
+			removes = append(removes, removeLine{l.At, true})
 			i++
 			continue
 		}
@@ -763,7 +770,7 @@ func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []tim
 		case "ADD":
 			lastAdd = l.At
 		case "REMOVE":
-			removes = append(removes, l.At)
+			removes = append(removes, removeLine{at: l.At})
 		}
 		out = append(out, l.Op)
 	}
@@ -1004,7 +1011,9 @@ type removeTiming struct {
 
 // removeDelays pairs each REMOVE podwatch printed for the pod fullName
 // with the kubelet's SyncLoop REMOVE of it, in order (see decidedBy in
-// run).
+// run). A REMOVE podwatch printed with an ADD of the pod at once (a stop
+// and a start it says the kubelet made) may pair with a REMOVE that
+// decided read with its ADD as one UPDATE; any other skips those.
 func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName string, decidedBy func(line time.Time) (time.Time, bool)) []removeTiming {
 	t.Helper()
 	p.mu.Lock()
@@ -1012,15 +1021,31 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 	p.mu.Unlock()
 	_, lines := decidedAt(s, fullName)
 	evs := p.events(t)
+	ofPod := func(ev v1.Event) bool {
+		o := ev.InvolvedObject
+		return o.Kind == types.KindPod && o.Namespace+"/"+o.Name == fullName
+	}
+	// withAdd says the pod's next event after i is an ADD printed with it.
+	withAdd := func(i int) bool {
+		for j := i + 1; j < len(evs) && j < len(printed); j++ {
+			if ofPod(evs[j]) && (evs[j].Reason == types.ReasonAdded || evs[j].Reason == types.ReasonUpdated || evs[j].Reason == types.ReasonRemoved) {
+				return evs[j].Reason == types.ReasonAdded && printed[j].Sub(printed[i]) < 100*time.Millisecond
+			}
+		}
+		return false
+	}
 	counts := map[string]int32{}
 	n := 0
 	var out []removeTiming
 	for i, ev := range evs {
-		o := ev.InvolvedObject
-		if ev.Reason != types.ReasonRemoved || o.Namespace+"/"+o.Name != fullName || i >= len(printed) {
+		if ev.Reason != types.ReasonRemoved || !ofPod(ev) || i >= len(printed) {
 			continue
 		}
+		folds := withAdd(i)
 		for range ev.Count - counts[ev.Name] {
+			for !folds && n < len(lines) && lines[n].folded {
+				n++
+			}
 			if n < len(lines) {
 				kind := "watch"
 				switch {
@@ -1031,8 +1056,9 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 				case maySkipRE.MatchString(ev.Message):
 					kind = "may"
 				}
-				at, byRelist := decidedBy(lines[n])
-				out = append(out, removeTiming{delay: printed[i].Sub(lines[n]), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist})
+				line := lines[n].at
+				at, byRelist := decidedBy(line)
+				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist})
 			}
 			n++
 		}
