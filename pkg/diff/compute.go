@@ -773,10 +773,15 @@ func (c *computation) revive(key string, p PodState) {
 	c.ownPods()
 	c.next.Pods[key] = &p
 	delete(c.kv.held, key)
+	msg := fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File)
+	b, bounced := c.kv.bounced[key]
+	if bounced {
+		msg = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s; the kubelet starts it once it has stopped it (at its next housekeeping), unless its next relist drops it first", key, p.File, b.started())
+	}
 	c.emit(types.Change{
-		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash,
+		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: bounced,
 		ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
-		Message: fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File),
+		Message: msg,
 	})
 }
 

@@ -102,6 +102,11 @@ type kubeletView struct {
 	// that the watch undid since.
 	versions map[string][]*types.File
 	bounced  map[string]bounce
+	// sent is when the watch last changed the store, which makes the
+	// kubelet send all of it (an empty relist's kept store with it), and
+	// sentBy the name whose event did it (see revived).
+	sent   time.Time
+	sentBy string
 	// invalidSince, fixed and period follow a file invalid for less than
 	// a relist period while the phase is unknown (see shortinvalid.go):
 	// per name that gave the store its pod, when it turned invalid; per
@@ -501,6 +506,7 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 		}
 		v.dropped[key] = name
 		v.empty = false
+		v.sent, v.sentBy = v.at, name
 	case validPod(f):
 		v.took(name, f.Pod)
 	default:
@@ -533,6 +539,7 @@ func (v *kubeletView) took(name string, p *types.Pod) {
 	v.store[key] = name
 	v.keys[name] = key
 	v.empty = false
+	v.sent, v.sentBy = v.at, name
 	v.setRan(key, ranFrom{file: name, config: p.Config, at: v.at})
 }
 
@@ -690,6 +697,9 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 				plain = false
 			}
 		}
+	}
+	if v.revived(snap, store, at, later, len(mid) > 0) {
+		plain = false
 	}
 	var read map[string]bool // the keys the relist itself gave a file, where mid-change reads matter
 	if len(mid) > 0 {

@@ -39,6 +39,10 @@ type bounce struct {
 	// said: its REMOVE went out (a recheck of the same snapshot keeps
 	// the bounce, for the ADD's message).
 	said bool
+	// revivedBy: the relist read no valid file, so it stopped every pod
+	// and kept its store, and the watch event for this file, after the
+	// relist, sent the store again (see revived).
+	revivedBy string
 }
 
 // noteVersion records f, a content of name the watch took in.
@@ -127,6 +131,10 @@ func (b bounce) message(key string) string {
 		what = "defining pod " + f.Pod.Key
 	}
 	at := b.at.UTC().Format(time.RFC3339Nano)
+	if b.revivedBy != "" {
+		return fmt.Sprintf("static pod %s removed: the kubelet stopped every static pod at its relist at %s, which found no valid manifest in the folder; it kept its store, and the change to %s since brought them back",
+			key, at, b.revivedBy)
+	}
 	if b.may {
 		return fmt.Sprintf("static pod %s removed: the kubelet may have read %s mid-change at its relist at %s (written before and after the relist opened it, and read by podwatch %s), and so stopped the pod and started it again; if the relist read a whole valid write, the kubelet may skip this restart",
 			key, b.file, at, what)
@@ -145,6 +153,9 @@ func (b bounce) started() string {
 	if b.file == "" {
 		return "the kubelet starts it"
 	}
+	if b.revivedBy != "" {
+		return fmt.Sprintf("the kubelet's watch started it again, for the change to %s, after its relist at %s found no valid manifest", b.revivedBy, b.at.UTC().Format(time.RFC3339Nano))
+	}
 	out := fmt.Sprintf("the kubelet's watch started it again after its relist at %s dropped it", b.at.UTC().Format(time.RFC3339Nano))
 	if b.may {
 		out += "; if that relist read a whole valid write, the kubelet may skip this restart"
@@ -157,8 +168,9 @@ func (b bounce) started() string {
 // the pod's ADD follows from desired.
 func (c *computation) bounces(desired map[string]want) {
 	for _, key := range slices.Sorted(maps.Keys(c.kv.bounced)) {
-		_, had := c.next.Pods[key]
-		if w, ok := desired[key]; !had || !ok || w.file == nil {
+		p, had := c.next.Pods[key]
+		w, ok := desired[key]
+		if !had || !ok || (w.file == nil && w.keep == nil) {
 			continue
 		}
 		b := c.kv.bounced[key]
@@ -173,5 +185,41 @@ func (c *computation) bounces(desired map[string]want) {
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: b.may,
 			ID: changeID(key, types.OpRemove, nil), Message: b.message(key),
 		})
+		if w.file == nil {
+			desired[key] = want{keep: p, revive: true} // from its last good parse
+		}
 	}
+}
+
+// revived is replace's case of a relist that read no valid file (store is
+// empty) taken in after a watch event that changed the store since (a
+// valid write or a deletion; an invalid write's event sends nothing):
+// the kubelet's relist stopped every pod and kept its store, and that
+// event sent the store again, so each pod of it that the relist found
+// there stopped and started again. podwatch played the event before it
+// took the relist in, so the view's store already holds what the event
+// brought; it stays, and store takes it. It reports whether it did.
+func (v *kubeletView) revived(snap types.Snapshot, store map[string]string, at time.Time, later func(*types.File) bool, mid bool) bool {
+	if len(store) > 0 || len(v.store) == 0 || v.empty || mid {
+		return false
+	}
+	by := ""
+	if !at.IsZero() && v.sent.After(at) {
+		by = v.sentBy
+	}
+	if by == "" {
+		return false // no event since: the relist's empty list stands (replace)
+	}
+	for key, name := range v.store {
+		f := lookup(snap.Files, name)
+		if f == nil || later(f) {
+			continue // not there at the relist, or there by the event
+		}
+		if v.bounced == nil {
+			v.bounced = map[string]bounce{}
+		}
+		v.bounced[key] = bounce{file: name, read: f, at: at, revivedBy: by}
+	}
+	maps.Copy(store, v.store)
+	return true
 }

@@ -150,3 +150,71 @@ func TestKubeletRelistReadAnInvalidWriteMadeBeforeIt(t *testing.T) {
 		t.Errorf("REMOVE message %q: want the relist that read it, written before it", msg)
 	}
 }
+
+// The kubelet's relist finds the folder's only manifest invalid: it stops
+// the pod and keeps its store. A valid file written a millisecond later
+// (the judge's barrier, measured) makes its watch send the store again,
+// and the pod comes back from its last good parse until the next relist.
+// podwatch takes that relist in after the write: it must say the stop and
+// the start, not one REMOVE.
+func TestEmptyRelistTakenInAfterTheWatchBroughtItBack(t *testing.T) {
+	for _, gone := range []bool{false, true} {
+		t.Run(map[bool]string{false: "written", true: "written and deleted"}[gone], func(t *testing.T) { emptyRelistBroughtBack(t, gone) })
+	}
+}
+
+// emptyRelistBroughtBack plays the relist of
+// TestEmptyRelistTakenInAfterTheWatchBroughtItBack; gone deletes the
+// valid file again before podwatch takes the relist in, which sends the
+// store once more.
+func emptyRelistBroughtBack(t *testing.T, gone bool) {
+	web := pod("web", "img:1")
+	var st State
+	relistAt := t0.Add(40 * time.Second)
+	step := func(now, kubelet time.Time, relist bool, seq uint64, changed []string, files ...types.File) []types.Change {
+		t.Helper()
+		s := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}, KubeletRelist: kubelet, Files: ptrs(files)}
+		for _, n := range changed {
+			s.Changed, s.Events = append(s.Changed, n), append(s.Events, types.WatchEvent{Name: n, Gone: lookup(s.Files, n) == nil})
+		}
+		return advanceAll(&st, s, now)
+	}
+	before := relistAt.Add(-20 * time.Second) // the relist before, long taken in
+	if got := podOps(step(t0, before, true, 1, nil, valid("web.yaml", web, t0))); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 8: did not find expected ',' or ']'"),
+		ChangedAt: relistAt.Add(-5 * time.Second), Complete: true}
+	if got := podOps(step(bad.ChangedAt, before, false, 2, []string{"web.yaml"}, bad)); got != "" {
+		t.Fatalf("the invalid write: %q, want nothing before the relist", got)
+	}
+	barrier := valid("z.yaml", pod("z", "img:1"), relistAt.Add(time.Millisecond))
+	if got := podOps(step(barrier.ChangedAt, before, false, 3, []string{"z.yaml"}, bad, barrier)); got != "ADD z.yaml" {
+		t.Fatalf("the write after the relist: %q", got)
+	}
+	files := []types.File{bad, barrier}
+	if gone {
+		files = files[:1]
+		if got := podOps(step(barrier.ChangedAt.Add(100*time.Millisecond), before, false, 4, []string{"z.yaml"}, files...)); got != "REMOVE z.yaml" {
+			t.Fatalf("the deletion after the relist: %q", got)
+		}
+	}
+	chs := step(relistAt.Add(750*time.Millisecond), relistAt, false, 4, nil, files...)
+	if got := podOps(chs); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("the relist taken in: %q, want the stop and the start the kubelet made\n%+v", got, chs)
+	}
+	if rm := removeMessage(chs); !strings.Contains(rm, "found no valid manifest") || !strings.Contains(rm, "the change to z.yaml since brought them back") || !chs[0].At.Equal(relistAt) {
+		t.Errorf("REMOVE = %q at %v, want it at the relist, saying the change to z.yaml brought the store back", rm, chs[0].At)
+	}
+	// The pod's UID is the one the kubelet is stopping: it starts it at
+	// its housekeeping, which its next relist may come before.
+	if add := opMessage(chs, types.OpAdd); !strings.Contains(add, "last good parse of web.yaml") || !strings.Contains(add, "unless its next relist drops it first") || !chs[1].MaySkip {
+		t.Errorf("ADD = %q (may skip: %v), want it from web.yaml's last good parse, once the stop is done", add, chs[1].MaySkip)
+	}
+	// The next relist finds no valid file, or z.yaml: web.yaml's pod goes
+	// for good.
+	next := relistAt.Add(2 * time.Second)
+	if got := podOps(step(next.Add(750*time.Millisecond), next, false, 4, nil, files...)); got != "REMOVE web.yaml" {
+		t.Fatalf("the next relist: %q", got)
+	}
+}
