@@ -95,7 +95,10 @@ type watcher interface {
 // written orders each write to a file of want against the open matched
 // for it, on the queue (see types.RelistWrite). A write after the last file matched, followed by another open of
 // that file before any other matches, was before the relist's own open:
-// the one matched was the writer's.
+// the one matched was the writer's. One after an earlier file's match,
+// followed by another open of that file, may have been: the match may be
+// a writer's whose open another writer's followed, or the open another
+// reader's of the write, so the file is written on both sides.
 type candidate struct {
 	at      time.Time
 	want    []string
@@ -120,6 +123,15 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if c.wrote && name == c.last {
 		// Opened again after a write: the open matched was the writer's.
 		c.written[name], c.wrote = sides{before: true, since: c.written[name].afterSince}, false
+		return false
+	}
+	if s, ok := c.written[name]; ok && s.after && !s.before {
+		// A file matched before the last, written since, opened again:
+		// writers of two files at once put both their opens before the
+		// relist's, or this is a reader of the write (podwatch's own).
+		// Either side it is: the relist may have read the write.
+		s.before, s.since = true, s.afterSince
+		c.written[name] = s
 		return false
 	}
 	k := c.next

@@ -457,6 +457,37 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 	}
 }
 
+// Two files written at once as the relist reaches them (measured with the
+// real kubelet: ten scenarios' writers woken by one folder open): both
+// writers' opens come before the relist's, so the first writer's open is
+// matched as the relist's, then the second's. The relist then read both
+// writes; the second file is ordered as before, the first may have been.
+func TestDetectorTwoWritersAheadOfTheRelist(t *testing.T) {
+	dir := manifestDir(t, 5)
+	c := startDetector(t, dir, true)
+	k := &reader{dir: dir}
+	k.afterRead = func(p string, _ int) {
+		if filepath.Base(p) != "pod-01.yaml" {
+			return
+		}
+		writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # first writer\n")
+		writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # second writer\n")
+	}
+	if err := k.sweep(0); err != nil {
+		t.Fatal(err)
+	}
+	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
+	r := relists(obs)[0]
+	got := slices.Clone(r.Written)
+	for i := range got {
+		got[i].Since = time.Time{}
+	}
+	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
+	if r.Files != 5 || !slices.Equal(got, want) {
+		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
+	}
+}
+
 // The kubelet in a busy folder: files created, written and deleted all
 // the time, podwatch reading the changed ones, an editor's swap file and
 // a rename over a manifest. Its relists are recognised, no other.
