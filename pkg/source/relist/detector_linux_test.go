@@ -690,15 +690,7 @@ func BenchmarkDetectorHandle(b *testing.B) {
 	for _, n := range []int{10, 100, 10000} {
 		for _, churn := range []bool{false, true} {
 			b.Run(fmt.Sprintf("files=%d/churn=%v", n, churn), func(b *testing.B) {
-				dir := benchDir(b, n)
-				w, err := newPlatformWatch(dir, clock.RealClock{}, DefaultWindow)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer w.Close()
-				d := benchDetector(b, dir, w)
-				names, _ := w.List()
-				d.names, d.known = names, true
+				_, d, names := benchListed(b, n)
 				bt := batch{events: opens(append([]string{""}, names...)...)}
 				if churn {
 					bt.events = append([]event{{op: came, name: "pod-00000.yaml.new", regular: true}, {op: went, name: "pod-00000.yaml.new"}}, bt.events...)
@@ -735,6 +727,21 @@ func benchDir(b *testing.B, n int) string {
 	return dir
 }
 
+// benchListed is a detector on a real watch of a folder of n files, the
+// folder's names known as after its first list.
+func benchListed(b *testing.B, n int) (watcher, *Detector, []string) {
+	dir := benchDir(b, n)
+	w, err := newPlatformWatch(dir, clock.RealClock{}, DefaultWindow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	d := benchDetector(b, dir, w)
+	names, _ := w.List()
+	d.names, d.known = names, true
+	return w, d, names
+}
+
 func benchDetector(b *testing.B, dir string, w watcher) *Detector {
 	d, err := New(Options{Enabled: true, Path: dir}, nil, nil)
 	if err != nil {
@@ -753,15 +760,8 @@ func benchDetector(b *testing.B, dir string, w watcher) *Detector {
 func BenchmarkDetectorChunkedWrite(b *testing.B) {
 	for _, chunks := range []int{1, 64, 1024} {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
-			dir := benchDir(b, 100)
-			w, err := newPlatformWatch(dir, clock.RealClock{}, DefaultWindow)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
-			d := benchDetector(b, dir, w)
-			names, _ := w.List()
-			d.names, d.known = names, true
+			w, d, _ := benchListed(b, 100)
+			dir := d.opts.Path
 			out := make(chan types.RelistObservation, 64)
 			ctx := context.Background()
 			chunk := bytes.Repeat([]byte("x"), 64)
