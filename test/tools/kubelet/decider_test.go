@@ -63,6 +63,13 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 		lines: []time.Time{at(11_000)},
 		want:  []time.Time{at(10_500)},
 		by:    []bool{true},
+	}, {
+		name:  "no valid file: the store sent again, dropped at the next relist",
+		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}},
+		reads: []kubelet.Read{relist(10_500, true), relist(12_500, true)},
+		lines: []time.Time{at(10_501), at(12_501)},
+		want:  []time.Time{at(10_500), at(12_500)},
+		by:    []bool{true, true},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			decided := decider(tc.steps, relistDrops(tc.reads, dir, names), tc.reads, dir, names)

@@ -115,9 +115,13 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	// it says more about the machine than about podwatch.
 	byKind := map[string][]time.Duration{}
 	beforeLine := map[string]int{}
+	var sinceDecided []time.Duration // REMOVEs at a relist podwatch saw, after the relist read that decided them
 	for _, r := range results {
 		for _, rm := range r.removes {
 			byKind[rm.kind] = append(byKind[rm.kind], rm.delay)
+			if rm.kind == "relist" && rm.byRelist {
+				sinceDecided = append(sinceDecided, rm.sinceDecided)
+			}
 			if rm.delay < 0 {
 				beforeLine[rm.kind]++
 			}
@@ -138,6 +142,9 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	for _, kind := range []string{"relist", "estimated", "watch"} {
 		t.Log(timingLine(kind, byKind[kind], beforeLine[kind]))
 	}
+	// The sync loop's line lags the kubelet's decision as much as its
+	// load makes it; the relist read that decided a REMOVE does not.
+	t.Logf("REMOVE at a kubelet relist podwatch saw, after the relist read that decided it: %s", spread(sinceDecided))
 	if n := beforeLine["relist"]; n > 0 {
 		t.Logf("%d of %d REMOVEs at a kubelet relist podwatch saw came before the kubelet's SyncLoop REMOVE line, none before the relist read that decided them: the kubelet's sync loop logs an update after its file source sent it, seconds later on a loaded machine", n, len(byKind["relist"]))
 	}
@@ -930,19 +937,26 @@ type folderStep struct {
 	verb string
 }
 
-// relistDrops lists the reads by which the kubelet's relists began to leave
-// out the pod of one of the files in dir named names, for want of a pod in
-// it: each relist read that failed, unless the file's read before it did
-// too (a file broken across relists loses its pod at the first).
-func relistDrops(reads []kubelet.Read, dir string, names []string) []time.Time {
+// relistDrop is a relist read of a scenario's file that the kubelet's
+// file source could not make a pod of, so that the relist left the file's
+// pod out; start says the file's read before it did not fail too (a file
+// broken across relists loses its pod at the first).
+type relistDrop struct {
+	at    time.Time
+	start bool
+}
+
+// relistDrops lists the relist reads of the files in dir named names that
+// failed, in order.
+func relistDrops(reads []kubelet.Read, dir string, names []string) []relistDrop {
 	failed := map[string]bool{}
-	var out []time.Time
+	var out []relistDrop
 	for _, rd := range reads {
 		if filepath.Dir(rd.Path) != dir || !slices.Contains(names, filepath.Base(rd.Path)) {
 			continue
 		}
-		if rd.Relist && rd.Failed && !failed[rd.Path] {
-			out = append(out, rd.At)
+		if rd.Relist && rd.Failed {
+			out = append(out, relistDrop{rd.At, !failed[rd.Path]})
 		}
 		failed[rd.Path] = rd.Relist && rd.Failed
 	}
@@ -956,17 +970,20 @@ func relistDrops(reads []kubelet.Read, dir string, names []string) []time.Time {
 //
 // A loaded kubelet's sync loop logs an update seconds after its file
 // source sent it, after later steps and later relists, so a line is first
-// paired with the earliest relist drop (relistDrops) after the last one
-// paired and before it, unless a step that drops the pod on the watch
+// paired with the earliest relist drop (relistDrops) that starts a broken
+// span after the last one paired and before the line; failing that, with
+// the earliest drop after the line before it (the pod came back between:
+// a relist that found no valid file keeps its store, and the next watch
+// event sends it again), unless a step that drops the pod on the watch
 // came after that drop. Otherwise it is the first relist read of the
 // scenario's files after the last step before the line, if that comes
 // before the line; byRelist then says that step cannot make the kubelet
 // drop a pod on its watch, which it does only for a name deleted or
 // renamed away (a file written invalid, or made to name another pod,
 // changes nothing until the relist).
-func decider(steps []folderStep, drops []time.Time, reads []kubelet.Read, dir string, names []string) func(line time.Time) (time.Time, bool) {
+func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir string, names []string) func(line time.Time) (time.Time, bool) {
 	watchDrops := map[string]bool{"remove": true, "rename": true, "sed": true, "move-folder": true, "remove-folder": true}
-	var paired time.Time
+	var paired, lastLine time.Time
 	return func(line time.Time) (at time.Time, byRelist bool) {
 		var last folderStep
 		for _, st := range steps {
@@ -974,10 +991,16 @@ func decider(steps []folderStep, drops []time.Time, reads []kubelet.Read, dir st
 				last = st
 			}
 		}
-		defer func() { paired = at }()
-		for _, d := range drops {
-			if d.After(paired) && d.Before(line) && !(watchDrops[last.verb] && last.at.After(d)) {
-				return d, true
+		defer func() { paired, lastLine = at, line }()
+		for _, starts := range []bool{true, false} {
+			for _, d := range drops {
+				after := paired
+				if !starts && lastLine.After(after) {
+					after = lastLine
+				}
+				if (d.start || !starts) && d.at.After(after) && d.at.Before(line) && !(watchDrops[last.verb] && last.at.After(d.at)) {
+					return d.at, true
+				}
 			}
 		}
 		for _, rd := range reads {
@@ -1005,8 +1028,10 @@ type removeTiming struct {
 	kind    string
 	message string
 	// early says it came before the kubelet's relist that decided it had
-	// read the scenario's files; byRelist, that a relist decided it.
+	// read the scenario's files; byRelist, that a relist decided it, and
+	// sinceDecided how long after that read podwatch's line came.
 	early, byRelist bool
+	sinceDecided    time.Duration
 }
 
 // removeDelays pairs each REMOVE podwatch printed for the pod fullName
@@ -1058,7 +1083,7 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 				}
 				line := lines[n].at
 				at, byRelist := decidedBy(line)
-				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist})
+				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at)})
 			}
 			n++
 		}
