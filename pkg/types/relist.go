@@ -91,6 +91,12 @@ type RelistPhase struct {
 	Next time.Time
 	// Why says, for logs, why the phase is not Known, or how it was lost.
 	Why string
+	// HeldUp is the last relist seen late, after a grid point that passed
+	// without one, on the phase followed (Known, or Unknown while its
+	// relists all come late): the kubelet's file source was held up, by a
+	// busy sync loop, and took in watch events late too. Zero when none
+	// was seen.
+	HeldUp time.Time
 }
 
 // NextAfter is the first relist of a Known phase due after t; zero when

@@ -448,12 +448,13 @@ func (t *Tracker) evaluate(now time.Time) []types.RelistPhase {
 		t.known = q[0]
 		next.Why = fmt.Sprintf("the kubelet's relists every %v come late, off their grid, since %s: its file source is held up (a busy sync loop?)",
 			round(q[0].period), q[0].lastRead().Format(time.RFC3339Nano))
+		next.HeldUp = q[0].heldUpAt
 	case len(q) == 1:
 		t.known, t.why = q[0], whyNone
 		if t.ghost != q[0] {
 			t.ghost = nil
 		}
-		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].lastRead(), Next: q[0].nextAfter()}
+		next = types.RelistPhase{State: types.RelistKnown, Period: round(q[0].period), Last: q[0].lastRead(), Next: q[0].nextAfter(), HeldUp: q[0].heldUpAt}
 	case len(q) > 1:
 		next.Why = fmt.Sprintf("full reads of every file repeat on %d grids of their own (every %v and every %v): something besides the kubelet reads every file",
 			len(q), round(q[0].period), round(q[1].period))

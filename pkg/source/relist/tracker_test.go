@@ -125,6 +125,8 @@ func TestTrackerScenarios(t *testing.T) {
 		anyWant bool
 		// on, when set, is every sweep on the phase (ms).
 		on []int
+		// heldUp is the final phase's HeldUp (ms); -1: none, 0: not checked.
+		heldUp int
 	}{
 		{
 			name:  "steady 2s: known at the fourth relist",
@@ -187,8 +189,9 @@ func TestTrackerScenarios(t *testing.T) {
 			name:  "a relist held up, then back on the grid: known throughout, the late one off the phase",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_600, 12_000, 14_000),
 			until: 14_500, final: types.RelistKnown, next: 16_000,
-			want: []string{"known(2s)@6000"},
-			on:   []int{6000, 8000, 12_000, 14_000},
+			want:   []string{"known(2s)@6000"},
+			on:     []int{6000, 8000, 12_000, 14_000},
+			heldUp: 11_600,
 		},
 		{
 			name:  "relists held up for three periods: unknown, not lost, known again on the grid",
@@ -337,7 +340,8 @@ func TestTrackerScenarios(t *testing.T) {
 			name:  "an hour at 20s: known once, never a multiple",
 			steps: every(0, 20_000, 180, 0, 3, -2, 5, -4),
 			until: 3_590_000, final: types.RelistKnown,
-			want: []string{"known(20.002s)@60005"},
+			want:   []string{"known(20.002s)@60005"},
+			heldUp: -1,
 		},
 	}
 	for _, c := range cases {
@@ -352,6 +356,9 @@ func TestTrackerScenarios(t *testing.T) {
 			p := tr.Phase()
 			if p.State != c.final {
 				t.Errorf("final state %v (%s), want %v", p.State, p.Why, c.final)
+			}
+			if want := base.Add(time.Duration(c.heldUp) * time.Millisecond); (c.heldUp > 0 && !p.HeldUp.Equal(want)) || (c.heldUp < 0 && !p.HeldUp.IsZero()) {
+				t.Errorf("HeldUp %v, want %dms (-1: none)", p.HeldUp.Sub(base), c.heldUp)
 			}
 			if c.next != 0 && !p.Next.Equal(base.Add(time.Duration(c.next)*time.Millisecond)) {
 				t.Errorf("Next %v, want %dms", p.Next.Sub(base), c.next)
