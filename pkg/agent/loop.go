@@ -163,6 +163,7 @@ func (l *loop) step(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
 		snap.KubeletRelist, snap.KubeletRelistWritten = l.kubeletRelist, l.kubeletWritten
 	}
+	snap.KubeletHeldUp = l.relist.HeldUp
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {

@@ -739,10 +739,32 @@ func (c *computation) changeAt(key string, f *types.File, fileChanged bool) time
 // already.
 func (c *computation) watchless(effect string) string {
 	if c.kv == nil || !c.kv.watchGone || strings.Contains(effect, "relist") {
-		return effect
+		return c.behind(effect)
 	}
 	return c.atRelist(effect) + " (its watch of the folder ended when the folder went away)"
 }
+
+// behind adds to what the kubelet does on its watch that its file source
+// runs behind, when podwatch saw its relist come late within the last
+// behindFor periods (Snapshot.KubeletHeldUp): a file source held up by a
+// busy sync loop takes in a change's watch events late, possibly seconds
+// apart, and a relist between two of them is a restart more, and the
+// event after it another, which no count of podwatch's own events bounds.
+func (c *computation) behind(effect string) string {
+	h := c.snap.KubeletHeldUp
+	when := c.snap.Time
+	if when.IsZero() {
+		when = c.now
+	}
+	if h.IsZero() || strings.Contains(effect, "relist") || when.Sub(h) > behindFor*c.opts.RelistPeriod {
+		return effect
+	}
+	return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", h.UTC().Format(time.RFC3339Nano))
+}
+
+// behindFor is how many relist periods after a relist seen late the
+// kubelet's file source is taken to run behind.
+const behindFor = 3
 
 // atRelist says that what the kubelet does, it does at its relist, and
 // whether podwatch saw that relist or stands in for it with its own.

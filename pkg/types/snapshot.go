@@ -27,6 +27,11 @@ type Snapshot struct {
 	// does not set it: the agent does, from what tells it the kubelet's
 	// relists.
 	KubeletRelist time.Time
+	// KubeletHeldUp is when podwatch last saw the kubelet's relist come
+	// late, its file source held up (RelistPhase.HeldUp); set by the agent
+	// like KubeletRelist. A file source held up takes in watch events late,
+	// one change's events possibly seconds apart with a relist between.
+	KubeletHeldUp time.Time
 	// KubeletRelistWritten is what that relist read that was written
 	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
 	// files it may have read newer than its folder open.

@@ -37,7 +37,11 @@ type claim struct {
 func (s claim) String() string {
 	out := s.op
 	if s.mayMore > 0 {
-		out += fmt.Sprintf(" (<=%d more before)", s.mayMore)
+		if s.mayMore == anyMore {
+			out += " (more before)"
+		} else {
+			out += fmt.Sprintf(" (<=%d more before)", s.mayMore)
+		}
 	}
 	if s.maySkip {
 		out += "?"
@@ -58,9 +62,19 @@ var maySkipRE = regexp.MustCompile(`may [^;]*skip this restart`)
 // mayRestartRE finds how many more restarts a message says the pod may make.
 var mayRestartRE = regexp.MustCompile(`may restart (?:the pod )?(?:(once) more|(\d+) more times)`)
 
+// behindRE finds a message's saying the kubelet's file source runs behind,
+// so that no count bounds the restarts on the way.
+var behindRE = regexp.MustCompile(`file source runs behind .* restart the pod more times on the way`)
+
+// anyMore is mayMore for a message that bounds no restart on the way.
+const anyMore = 1 << 16
+
 // mayMore is how many extra restarts msg allows: 0 unless it says "may
 // restart".
 func mayMore(msg string) int {
+	if behindRE.MatchString(msg) {
+		return anyMore
+	}
 	m := mayRestartRE.FindStringSubmatch(msg)
 	switch {
 	case m == nil:
@@ -161,6 +175,8 @@ func TestMayRestartCovers(t *testing.T) {
 	// phase unknown: the kubelet may have stopped the pod in the span and
 	// started it again at the fix.
 	rmMay, addMay := claim{"REMOVE", 0, true, false}, claim{"ADD", 0, true, false}
+	// The kubelet's file source behind: no count bounds the restarts.
+	behindU, behindRm := claim{"UPDATE", anyMore, false, false}, claim{"REMOVE", anyMore, false, false}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -168,6 +184,10 @@ func TestMayRestartCovers(t *testing.T) {
 	}{
 		{[]claim{add, u}, []string{"ADD", "UPDATE"}, true},
 		{[]claim{add, u}, []string{"ADD", "UPDATE", "UPDATE"}, false},
+		// A kubelet behind: emacs's save, each event a relist apart.
+		{[]claim{add, u, u, behindRm, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "REMOVE"}, false},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE"}, true},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, false},
@@ -248,6 +268,8 @@ func TestMayRestartCovers(t *testing.T) {
 		"...so it may restart the pod 2 more times before this":                                                                        2,
 		"it may restart once more":               1,
 		"static pod a/b updated: x.yaml changed": 0,
+		"web.yaml: spec.containers[0].image: img:1 -> img:2; the kubelet gives the pod a new UID and restarts it; the kubelet's file source runs behind (its relist at 2026-12-03T11:00:00Z came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way": anyMore,
+		"...; on the way the kubelet's watch took in x.yaml~, so it may restart the pod once more before this; the kubelet's file source runs behind (...), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way":                                                                          anyMore,
 	} {
 		if got := mayMore(msg); got != want {
 			t.Errorf("mayMore(%q) = %d, want %d", msg, got, want)

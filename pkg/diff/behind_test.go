@@ -1,0 +1,53 @@
+package diff
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A kubelet whose relist came late had its file source held up by a busy
+// sync loop: it takes a save's watch events in seconds apart, and a
+// relist between two of them is a restart more than any count of
+// podwatch's own events. An UPDATE on the watch says so while that is
+// recent, and not once it is three periods old; a REMOVE at the relist
+// never does.
+func TestBehindKubeletMayRestartMore(t *testing.T) {
+	const clause = "restart the pod more times on the way"
+	for _, tc := range []struct {
+		name   string
+		heldUp time.Duration // before the edit; 0: never seen
+		want   bool
+	}{
+		{"never held up", 0, false},
+		{"held up a period ago", 20 * time.Second, true},
+		{"held up four periods ago", 80 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := publishedState(t, snap(true, valid("web.yaml", pod("web", "img:1"), t0)))
+			edit := t0.Add(2 * time.Minute)
+			s := snap(false, valid("web.yaml", pod("web", "img:2"), edit))
+			s.Time = edit
+			if tc.heldUp > 0 {
+				s.KubeletHeldUp = edit.Add(-tc.heldUp)
+			}
+			chs, _, _ := Compute(st, s, edit, testOpts)
+			up := mustOne(t, chs, types.ReasonUpdated)
+			if got := strings.Contains(up.Message, clause); got != tc.want {
+				t.Errorf("UPDATE says the kubelet may restart more: %v, want %v: %q", got, tc.want, up.Message)
+			}
+		})
+	}
+	// An invalid file's REMOVE comes at the relist: the file source's lag
+	// adds no restart to it.
+	st := publishedState(t, snap(true, valid("web.yaml", pod("web", "img:1"), t0)))
+	bad := snap(true, types.File{Name: "web.yaml", Err: errors.New("line 3: yaml: unexpected end"), ChangedAt: t0.Add(time.Minute)})
+	bad.Time, bad.KubeletRelist, bad.KubeletHeldUp = t0.Add(2*time.Minute), t0.Add(2*time.Minute), t0.Add(2*time.Minute-time.Second)
+	chs, _, _ := Compute(st, bad, bad.Time, testOpts)
+	if rm := removeMessage(chs); rm == "" || strings.Contains(rm, clause) {
+		t.Errorf("REMOVE at the relist: %q, want one without the clause", rm)
+	}
+}
