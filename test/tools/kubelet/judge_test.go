@@ -121,6 +121,9 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 			byKind[rm.kind] = append(byKind[rm.kind], rm.delay)
 			if rm.kind == "relist" && rm.byRelist {
 				sinceDecided = append(sinceDecided, rm.sinceDecided)
+				if rm.sinceDecided > 2500*time.Millisecond {
+					t.Logf("%s: REMOVE %v after the relist read that decided it: %q", r.name, rm.sinceDecided.Round(time.Millisecond), rm.message)
+				}
 			}
 			if rm.delay < 0 {
 				beforeLine[rm.kind]++
@@ -343,7 +346,19 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			if err := pw.waitPhaseKnown(ctx); err != nil {
 				t.Fatalf("line %d: podwatch never learnt the kubelet's relist phase: %v", s.line, err)
 			}
-			mark(time.Now(), fmt.Sprintf("podwatch knows the kubelet's relist phase (waited %v)", time.Since(start).Round(100*time.Millisecond)))
+			known := time.Now()
+			mark(known, fmt.Sprintf("podwatch knows the kubelet's relist phase (waited %v)", time.Since(start).Round(100*time.Millisecond)))
+			// podwatch learns the phase at the last open of a relist, and
+			// the kubelet reads that file just after: a step taken at once
+			// lands in the relist's read of it (seen: the kubelet read an
+			// invalid write podwatch's detector placed after its open).
+			// The next relist's end is a moment no relist is reading;
+			// write-in-relist lands in one on purpose.
+			if !relistOnly {
+				if _, err := k.History().Wait(ctx, func(s kubelet.Snapshot) bool { _, ok := s.RelistAfter(known); return ok }); err != nil {
+					t.Fatalf("line %d: no relist after podwatch knew the phase: %v", s.line, err)
+				}
+			}
 			continue
 		case "relist":
 			start := time.Now()
@@ -475,18 +490,19 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
 	names := sc.fileNames()
-	// decidedBy is, for the pod's SyncLoop REMOVE lines in turn, when the
-	// kubelet's relist that made each read the scenario's files, and
-	// whether a relist decided it (see decider).
-	drops := relistDrops(final.Reads, k.Manifests, names)
-	decidedBy := func() func(line time.Time) (time.Time, bool) {
+	// decidedBy is, for the pod p's SyncLoop REMOVE lines in turn, when
+	// the kubelet's relist that made each read the scenario's files, and
+	// whether a relist decided it (see decider): a drop only for a file
+	// written to define p.
+	decidedBy := func(p string) func(line time.Time) (time.Time, bool) {
+		drops := relistDrops(final.Reads, k.Manifests, sc.filesOf(p))
 		return decider(steps, drops, final.Reads, k.Manifests, names)
 	}
 	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
-		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy()) {
+		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy(p)) {
 			r.removes = append(r.removes, rm)
 			// A REMOVE the kubelet's relist decided must say so, or that
 			// podwatch's time for it is an estimate.

@@ -340,6 +340,35 @@ func (sc *scenario) directive(key, val string) error {
 	return nil
 }
 
+// filesOf are the names the scenario's steps write a fixture defining the
+// pod ns/name to; all the names its steps create when none does (the pod
+// is written some other way).
+func (sc scenario) filesOf(pod string) []string {
+	var out []string
+	for _, s := range sc.steps {
+		if !s.fixture() || s.verb == "cp" {
+			continue
+		}
+		var m struct {
+			Metadata struct{ Name, Namespace string }
+		}
+		if yaml.Unmarshal(sc.fixtures[s.args[0]], &m) != nil || m.Metadata.Name == "" {
+			continue
+		}
+		ns := m.Metadata.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		if ns+"/"+m.Metadata.Name == pod && !slices.Contains(out, s.args[2]) {
+			out = append(out, s.args[2])
+		}
+	}
+	if len(out) == 0 {
+		return sc.fileNames()
+	}
+	return out
+}
+
 // fileNames are the names the scenario's steps create in the folder.
 func (sc scenario) fileNames() []string {
 	var out []string
@@ -467,6 +496,14 @@ func TestScenariosParse(t *testing.T) {
 	for _, sc := range loadScenarios(t) {
 		if len(sc.pods) == 0 {
 			t.Errorf("%s: no fixture names a pod", sc.name)
+		}
+		// The judge pairs a pod's REMOVE with the relists that could not
+		// read its own files: seen-relist's ten pods turn invalid one at
+		// a time, each in a file of its own.
+		if sc.name == "seen-relist" {
+			if got := sc.filesOf("judge/seen-relist-2"); !slices.Equal(got, []string{"seen-relist-2.yaml"}) {
+				t.Errorf("seen-relist: the files of judge/seen-relist-2 are %q, want seen-relist-2.yaml alone", got)
+			}
 		}
 	}
 }
