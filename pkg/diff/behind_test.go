@@ -13,18 +13,21 @@ import (
 // sync loop: it takes a save's watch events in seconds apart, and a
 // relist between two of them is a restart more than any count of
 // podwatch's own events. An UPDATE on the watch says so while that is
-// recent, and not once it is three periods old; a REMOVE at the relist
-// never does.
+// recent, and not once it is three periods old (a minute at least); a
+// REMOVE at the relist never does.
 func TestBehindKubeletMayRestartMore(t *testing.T) {
 	const clause = "restart the pod more times on the way"
 	for _, tc := range []struct {
 		name   string
+		period time.Duration
 		heldUp time.Duration // before the edit; 0: never seen
 		want   bool
 	}{
-		{"never held up", 0, false},
-		{"held up a period ago", 20 * time.Second, true},
-		{"held up four periods ago", 80 * time.Second, false},
+		{"never held up", 20 * time.Second, 0, false},
+		{"held up a period ago", 20 * time.Second, 20 * time.Second, true},
+		{"held up four periods ago", 20 * time.Second, 80 * time.Second, false},
+		{"a 2s period, held up 30s ago: a minute at least", 2 * time.Second, 30 * time.Second, true},
+		{"a 2s period, held up 70s ago", 2 * time.Second, 70 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := publishedState(t, snap(true, valid("web.yaml", pod("web", "img:1"), t0)))
@@ -34,7 +37,9 @@ func TestBehindKubeletMayRestartMore(t *testing.T) {
 			if tc.heldUp > 0 {
 				s.KubeletHeldUp = edit.Add(-tc.heldUp)
 			}
-			chs, _, _ := Compute(st, s, edit, testOpts)
+			opts := testOpts
+			opts.RelistPeriod = tc.period
+			chs, _, _ := Compute(st, s, edit, opts)
 			up := mustOne(t, chs, types.ReasonUpdated)
 			if got := strings.Contains(up.Message, clause); got != tc.want {
 				t.Errorf("UPDATE says the kubelet may restart more: %v, want %v: %q", got, tc.want, up.Message)

@@ -745,8 +745,8 @@ func (c *computation) watchless(effect string) string {
 }
 
 // behind adds to what the kubelet does on its watch that its file source
-// runs behind, when podwatch saw its relist come late within the last
-// behindFor periods (Snapshot.KubeletHeldUp): a file source held up by a
+// runs behind, when podwatch saw its relist come late lately (see
+// behindFor; Snapshot.KubeletHeldUp): a file source held up by a
 // busy sync loop takes in a change's watch events late, possibly seconds
 // apart, and a relist between two of them is a restart more, and the
 // event after it another, which no count of podwatch's own events bounds.
@@ -756,15 +756,21 @@ func (c *computation) behind(effect string) string {
 	if when.IsZero() {
 		when = c.now
 	}
-	if h.IsZero() || strings.Contains(effect, "relist") || when.Sub(h) > behindFor*c.opts.RelistPeriod {
+	if h.IsZero() || strings.Contains(effect, "relist") || when.Sub(h) > max(behindPeriods*c.opts.RelistPeriod, behindFor) {
 		return effect
 	}
 	return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", h.UTC().Format(time.RFC3339Nano))
 }
 
-// behindFor is how many relist periods after a relist seen late the
-// kubelet's file source is taken to run behind.
-const behindFor = 3
+// behindPeriods relist periods after a relist seen late, and behindFor
+// at least, the kubelet's file source is taken to run behind: a load that
+// holds up its sync loop lasts longer than the few seconds of a short
+// period, and its relists come late only now and then (a Go ticker keeps
+// its beat).
+const (
+	behindPeriods = 3
+	behindFor     = time.Minute
+)
 
 // atRelist says that what the kubelet does, it does at its relist, and
 // whether podwatch saw that relist or stands in for it with its own.
