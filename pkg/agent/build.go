@@ -61,6 +61,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		relOpts := opts.Relist
 		relOpts.Path = src.Options().Path
 		relOpts.OwnListPeriod = src.Options().FileCheckFrequency
+		relOpts.KubeletPeriod = src.Options().FileCheckFrequency
 		relOpts.OwnLists = src
 		if det, err = relist.New(relOpts, clk, log); err != nil {
 			return nil, err

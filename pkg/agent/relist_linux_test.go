@@ -83,15 +83,17 @@ func waitLog(t *testing.T, logs *testutil.LockedBuffer, want string) {
 
 // The whole agent, a kubelet-like reader on its folder: the phase becomes
 // known at the reader's period, and when the reader stops, one
-// KubeletRelistLost Warning goes out. Podwatch's own lists, every 500 ms,
-// read every file while they are fresh, which must not make a phase of
-// their own.
+// KubeletRelistLost Warning goes out. Podwatch's own lists, at the same
+// period, read every file while they are fresh, which must not make a
+// phase of their own.
 func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 	o := relistOptions(t)
 	// The manifests are fresh: podwatch's own lists re-read them all until
 	// they are older than its period and two seconds, and until then no
 	// full read is taken for a relist. A short period keeps that short.
-	o.Source.FileCheckFrequency = 500 * time.Millisecond
+	// podwatch is told the kubelet's period, as it is in production, and
+	// lists at it itself.
+	o.Source.FileCheckFrequency = 700 * time.Millisecond
 	stdout, logs := runWithPods(t, o, "a", "b")
 	stop := make(chan struct{})
 	stopped := kubeletLikeRelists(t, o.Source.Path, 700*time.Millisecond, stop)
@@ -125,7 +127,7 @@ func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 // ends as it began.
 func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 	o := relistOptions(t)
-	o.Source.FileCheckFrequency = 500 * time.Millisecond
+	o.Source.FileCheckFrequency = time.Second // the reader's period
 	// web.yaml is not the last file: the relist's open of the last one
 	// completes it, and a writer's open of it would be taken for that.
 	stdout, logs := runWithPods(t, o, "a", "web", "z")

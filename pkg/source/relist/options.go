@@ -40,6 +40,14 @@ type Options struct {
 	// may be its own, and is not taken for a relist. 0: no source of
 	// podwatch's reads the folder.
 	OwnListPeriod time.Duration
+	// KubeletPeriod is the kubelet's fileCheckFrequency as podwatch is
+	// told it (the agent sets it; no flag): its relists tick at exactly
+	// that period, so only reads at it, or at a whole number of it (ticks
+	// a held-up file source missed), make a phase. Reads at another
+	// period are another reader's, or a held-up kubelet's at no period at
+	// all; taken for the phase, they would hold back what only a relist
+	// does until they stop. 0: any period.
+	KubeletPeriod time.Duration
 	// OwnLists, when set (the agent sets it; no flag), says when that
 	// source last began a list, so that only a full read that opened the
 	// folder just after one (within OwnListLag) may be its own. Nil: any

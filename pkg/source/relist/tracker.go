@@ -203,6 +203,9 @@ func (tr *train) stopAt(tol time.Duration) time.Time {
 type Tracker struct {
 	tol       time.Duration
 	minPeriod time.Duration
+	// expect is the kubelet's period when podwatch is told it
+	// (Options.KubeletPeriod): trains start only at it. 0: any.
+	expect time.Duration
 
 	history []time.Time
 	trains  []*train
@@ -323,12 +326,20 @@ func (t *Tracker) pair(at time.Time) {
 		if d > maxPeriod {
 			break
 		}
+		// Two reads k periods apart: the ticks between were missed.
+		k := 1
+		if e := t.expect; e > 0 {
+			if k = int((d + e/2) / e); k < 1 || abs(d-time.Duration(k)*e) > t.tol {
+				continue
+			}
+		}
+		period := d / time.Duration(k)
 		if slices.ContainsFunc(t.trains, func(tr *train) bool {
-			return tr.last.Equal(at) && abs(tr.period-d) <= t.tol
+			return tr.last.Equal(at) && abs(tr.period-period) <= t.tol
 		}) {
 			continue
 		}
-		t.trains = append(t.trains, &train{first: x, last: at, periods: 1, hits: 2, run: 1, period: d, since: at, anchor: at})
+		t.trains = append(t.trains, &train{first: x, last: at, periods: k, hits: 2, run: b2i(k == 1), period: period, since: at, anchor: at})
 	}
 	if n := len(t.trains) - maxTrains; n > 0 {
 		// Shed the trains with fewest reads, the oldest first among
@@ -579,4 +590,11 @@ func abs(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
