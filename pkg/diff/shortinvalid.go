@@ -23,11 +23,21 @@ import (
 // and the pod is gone at that moment, an estimate of when only.
 
 // fixedSpan is a file that gave its key's pod, turned invalid at from and
-// was valid again at to, giving the same key, while the phase was unknown.
+// was valid again at to, giving the same key, while the phase was unknown;
+// or while it was known, when a relist held up (heldUp, see
+// Snapshot.KubeletHeldUp) read the folder in the span: podwatch does not
+// take a late full read for the kubelet's relist (another tool's looks
+// the same), so whether the kubelet's read the file invalid is a race.
 type fixedSpan struct {
 	file     string
 	from, to time.Time
+	heldUp   time.Time
 }
+
+// heldUpRead is how long before podwatch read an invalid write a relist's
+// folder open may have come and the relist still have read the file after
+// the write: a held-up file source reads a large folder slowly.
+const heldUpRead = time.Second
 
 // noteInvalid follows, for the names snap changed, when a file that gives
 // the store its key's pod turned invalid (invalidSince), and notes the
@@ -49,13 +59,21 @@ func (v *kubeletView) noteInvalid(snap types.Snapshot, names []string) {
 		case was:
 			delete(v.invalidSince, name)
 			key, ok := v.keys[name]
-			if f == nil || !validPod(f) || !ok || f.Pod.Key != key || v.store[key] != name || v.empty || !snap.KubeletRelist.IsZero() {
+			if f == nil || !validPod(f) || !ok || f.Pod.Key != key || v.store[key] != name || v.empty {
 				continue
+			}
+			var heldUp time.Time
+			if !snap.KubeletRelist.IsZero() {
+				h := snap.KubeletHeldUp
+				if h.IsZero() || !h.After(since.Add(-heldUpRead)) || h.After(f.ChangedAt) {
+					continue // the known phase says whether a relist fell within
+				}
+				heldUp = h
 			}
 			if v.fixed == nil {
 				v.fixed = map[string]fixedSpan{}
 			}
-			v.fixed[key] = fixedSpan{file: name, from: since, to: f.ChangedAt}
+			v.fixed[key] = fixedSpan{file: name, from: since, to: f.ChangedAt, heldUp: heldUp}
 		}
 	}
 }
@@ -117,6 +135,10 @@ func (c *computation) saysFixed() bool {
 
 // race words why the kubelet may have stopped the pod in fx's span.
 func (c *computation) race(fx fixedSpan) string {
+	if !fx.heldUp.IsZero() {
+		return fmt.Sprintf("%s was invalid for %s, and a relist of the kubelet's came late, held up by a busy sync loop, reading the folder from %s: whether it read the file before the fix is a race",
+			fx.file, fx.to.Sub(fx.from).Round(time.Millisecond), fx.heldUp.UTC().Format(time.RFC3339Nano))
+	}
 	return fmt.Sprintf("%s was invalid for %s, less than the kubelet's relist period (%s), and podwatch does not know when the kubelet relists",
 		fx.file, fx.to.Sub(fx.from).Round(time.Millisecond), c.opts.RelistPeriod)
 }

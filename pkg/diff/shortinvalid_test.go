@@ -149,3 +149,57 @@ func TestShortInvalidSpanPhaseKnown(t *testing.T) {
 		t.Fatalf("at the fix: %s", podOps(chs))
 	}
 }
+
+// The phase known, a relist of the kubelet's held up came late, reading
+// the folder while a.yaml was invalid (measured: 4 ms before podwatch read
+// the invalid write, fixed half a second later, with a settle delay of
+// 100 ms; here it is a second): podwatch does not take a
+// late read in, so whether the kubelet's relist read the file invalid is
+// a race, said at the fix. One that came before the write, a second and
+// more, or after the fix, says nothing.
+func TestShortInvalidSpanHeldUpRelistInside(t *testing.T) {
+	bad := types.File{Name: "a.yaml", Err: errors.New("line 7: did not find expected node content"), ChangedAt: t0.Add(10 * time.Second)}
+	for _, tc := range []struct {
+		name   string
+		heldUp time.Duration // from t0; 0: none
+		want   string
+	}{
+		{"held up just before the write was read", 10*time.Second - 4*time.Millisecond, "REMOVE a.yaml, ADD a.yaml"},
+		{"held up within the span", 10*time.Second + 200*time.Millisecond, "REMOVE a.yaml, ADD a.yaml"},
+		{"held up long before the write", 8 * time.Second, ""},
+		{"never held up", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			known := t0.Add(9 * time.Second) // the kubelet's last relist on the phase
+			st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), other))
+			step := func(s types.Snapshot) []types.Change {
+				s.KubeletRelist = known
+				if tc.heldUp > 0 && !s.Time.Before(t0.Add(tc.heldUp)) {
+					s.KubeletHeldUp = t0.Add(tc.heldUp)
+				}
+				chs, next, _ := Compute(st, s, s.Time, testOpts)
+				st = next
+				return podChanges(chs)
+			}
+			s := snap(false, bad, other)
+			s.Time = bad.ChangedAt
+			if ops := step(s); len(ops) != 0 {
+				t.Fatalf("the invalid write: %s", podOps(ops))
+			}
+			s = snap(false, valid("a.yaml", pod("a", "img:1"), t0.Add(11*time.Second+527*time.Millisecond)), other)
+			s.Time = t0.Add(11*time.Second + 527*time.Millisecond)
+			ops := step(s)
+			if podOps(ops) != tc.want {
+				t.Fatalf("at the fix: %q, want %q\n%+v", podOps(ops), tc.want, ops)
+			}
+			for _, c := range ops {
+				if !c.MaySkip || !saysMaySkip.MatchString(c.Message) {
+					t.Errorf("%s says no may (MaySkip %v): %q", c.Op, c.MaySkip, c.Message)
+				}
+			}
+			if len(ops) > 0 && !strings.Contains(ops[0].Message, "held up by a busy sync loop") {
+				t.Errorf("the REMOVE says not why: %q", ops[0].Message)
+			}
+		})
+	}
+}
