@@ -747,10 +747,22 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			plain = false
 		}
 	}
-	for name := range v.keys {
-		if lookup(snap.Files, name) == nil {
-			delete(v.keys, name) // gone, though no watch event said so
+	for name, key := range v.keys {
+		if lookup(snap.Files, name) != nil {
+			continue
 		}
+		// Gone, though no watch event said so yet: the relist read the
+		// folder before the watch took its going in. When the pod ran
+		// from it and the relist found it in another file (a rename), the
+		// kubelet's going event, taken in after its own relist, may drop
+		// the pod once more (replay.go).
+		if n, ok := store[key]; ok && n != name && v.store[key] == name {
+			if v.replayDrop == nil {
+				v.replayDrop = map[string]string{}
+			}
+			v.replayDrop[key] = name
+		}
+		delete(v.keys, name)
 	}
 	if len(store) == 0 && len(v.store) > 0 {
 		v.empty, v.plain = true, false

@@ -90,3 +90,26 @@ func TestKubeletRenameOverTwoSnapshotsMayReplay(t *testing.T) {
 		t.Fatalf("the new name: %q %q, want one UPDATE saying the race", podOps(chs), m)
 	}
 }
+
+// A loaded podwatch's own relist, standing in for the kubelet's, may read
+// a renamed manifest before its watch takes the rename's events in (seen
+// with the kubelet's file source held up): the relist's UPDATE says the
+// same race, as the kubelet's relist may have come between the rename and
+// its taking the events in just as well.
+func TestRelistBeforeTheRenameEventsSaysTheRace(t *testing.T) {
+	v1f := valid("", pod("web", "img:1"), t0)
+	mv := newStepper(t)
+	mv.step(true, map[string]*types.File{"web.yaml": &v1f})
+	chs := mv.step(true, map[string]*types.File{"web.yaml": nil, "x.yaml": &v1f})
+	if got := podOps(chs); got != "UPDATE x.yaml" {
+		t.Fatalf("the relist after the rename: got %q, want one UPDATE: %v", got, chs)
+	}
+	if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") {
+		t.Errorf("the relist after the rename: message %q does not say the old name's going may stop the pod once", m)
+	}
+	// The rename's events then come: nothing more to say.
+	chs = mv.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("x.yaml")}, map[string]*types.File{"x.yaml": &v1f})
+	if got := podOps(chs); got != "" {
+		t.Errorf("the rename's events after the relist: %q, want nothing", got)
+	}
+}
