@@ -688,6 +688,16 @@ func (c *computation) settleOwed() {
 			delete(c.kv.partial, key)
 		}
 	}
+	for key := range c.kv.fixed {
+		if _, ok := c.next.Pending["pod/"+key]; !ok {
+			delete(c.kv.fixed, key)
+		}
+	}
+	for key := range c.kv.bounced {
+		if _, ok := c.next.Pending["pod/"+key]; !ok {
+			delete(c.kv.bounced, key)
+		}
+	}
 	for _, m := range []map[string]string{c.kv.mayDrop, c.kv.replayDrop} {
 		for key := range m {
 			if _, ok := c.next.Pending["pod/"+key]; !ok {

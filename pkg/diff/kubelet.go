@@ -224,7 +224,10 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 		// what its step dropped and passed still tells what is held back.
 		return v
 	}
-	v.dropped, v.goneBorn, v.from, v.takenBack, v.bounced, v.fixed = nil, nil, nil, nil, nil, nil
+	// bounced and fixed stay until the changes they word went out (see
+	// settleOwed): in a busy folder another file's snapshot may come
+	// before the ADD they word is due.
+	v.dropped, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
