@@ -678,38 +678,22 @@ func (c *computation) young(name string) bool {
 // settleOwed forgets what the view owes a key no change waits for: the
 // change it would have gone with went out, or nothing changed.
 func (c *computation) settleOwed() {
-	for key := range c.kv.owed {
-		if _, ok := c.next.Pending["pod/"+key]; !ok {
-			delete(c.kv.owed, key)
-		}
-	}
-	for key := range c.kv.partial {
-		if _, ok := c.next.Pending["pod/"+key]; !ok {
-			delete(c.kv.partial, key)
-		}
-	}
-	for key := range c.kv.fixed {
-		if _, ok := c.next.Pending["pod/"+key]; !ok {
-			delete(c.kv.fixed, key)
-		}
-	}
-	for key := range c.kv.bounced {
-		if _, ok := c.next.Pending["pod/"+key]; !ok {
-			delete(c.kv.bounced, key)
-		}
-	}
-	for _, m := range []map[string]string{c.kv.mayDrop, c.kv.replayDrop} {
-		for key := range m {
-			if _, ok := c.next.Pending["pod/"+key]; !ok {
-				delete(m, key)
-			}
-		}
-	}
-	for _, m := range []map[string][]string{c.kv.passed, c.kv.droppedOnWay} {
-		for key := range m {
-			if _, ok := c.next.Pending["pod/"+key]; !ok {
-				delete(m, key)
-			}
+	p := c.next.Pending
+	unpending(c.kv.owed, p)
+	unpending(c.kv.partial, p)
+	unpending(c.kv.fixed, p)
+	unpending(c.kv.bounced, p)
+	unpending(c.kv.mayDrop, p)
+	unpending(c.kv.replayDrop, p)
+	unpending(c.kv.passed, p)
+	unpending(c.kv.droppedOnWay, p)
+}
+
+// unpending deletes from m, keyed by pod, each pod no change waits for.
+func unpending[V any](m map[string]V, pending map[string]time.Time) {
+	for key := range m {
+		if _, ok := pending["pod/"+key]; !ok {
+			delete(m, key)
 		}
 	}
 }
