@@ -57,6 +57,13 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 		want:  []time.Time{at(12_010)},
 		by:    []bool{false},
 	}, {
+		name:  "deleted as a relist read it: the watch's",
+		steps: []folderStep{{at(0), "write"}, {at(12_000), "remove"}},
+		reads: []kubelet.Read{relist(12_001, true)},
+		lines: []time.Time{at(12_010)},
+		want:  []time.Time{at(12_001)},
+		by:    []bool{false},
+	}, {
 		name:  "no failed read: the first relist after the last step",
 		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}},
 		reads: []kubelet.Read{relist(9_000, false), relist(10_500, false), relist(12_500, false)},

@@ -990,8 +990,9 @@ func relistDrops(reads []kubelet.Read, dir string, names []string) []relistDrop 
 // span after the last one paired and before the line; failing that, with
 // the earliest drop after the line before it (the pod came back between:
 // a relist that found no valid file keeps its store, and the next watch
-// event sends it again), unless a step that drops the pod on the watch
-// came after that drop. Otherwise it is the first relist read of the
+// event sends it again), unless the last step before the line drops the
+// pod on the watch (a relist that globbed a file deleted before its read
+// fails that read too). Otherwise it is the first relist read of the
 // scenario's files after the last step before the line, if that comes
 // before the line; byRelist then says that step cannot make the kubelet
 // drop a pod on its watch, which it does only for a name deleted or
@@ -1014,7 +1015,7 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 				if !starts && lastLine.After(after) {
 					after = lastLine
 				}
-				if (d.start || !starts) && d.at.After(after) && d.at.Before(line) && !(watchDrops[last.verb] && last.at.After(d.at)) {
+				if (d.start || !starts) && d.at.After(after) && d.at.Before(line) && !watchDrops[last.verb] {
 					return d.at, true
 				}
 			}

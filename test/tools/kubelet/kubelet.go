@@ -373,7 +373,8 @@ var readLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Readi
 
 // failedLine matches the line the kubelet's file source logs when a relist
 // cannot make a pod of a file it read (the relist then leaves that file's
-// pod out), its error led by the file's path, e.g.
+// pod out), its error led by the file's path; one deleted between the
+// relist's glob and its read fails too, and is the watch's to drop, e.g.
 // E0102 15:04:05.000000 1 file.go:186] "Could not process manifest file" err="/d/manifests/a.yaml: couldn't parse as pod(...)"
 var failedLine = regexp.MustCompile(`"Could not process manifest file" err="([^"]*?): `)
 
@@ -405,7 +406,7 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 		// whether the file source could make a pod of it: the History's
 		// reads are shared with snapshots and never change once added.
 		if held != nil {
-			if m := failedLine.FindStringSubmatch(line); m != nil && m[1] == held.Path {
+			if m := failedLine.FindStringSubmatch(line); m != nil && m[1] == held.Path && !strings.Contains(line, "no such file or directory") {
 				held.Failed = true
 			}
 			k.hist.addRead(*held)

@@ -20,6 +20,8 @@ func TestReadLogRelists(t *testing.T) {
 		`I0102 15:04:05.100000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"`,
 		`I0102 15:04:05.110000 1 file.go:200] "Reading config file" path="/d/manifests/c.yaml"`,
 		`E0102 15:04:05.110100 1 file.go:186] "Could not process manifest file" err="/d/manifests/c.yaml: couldn't parse as pod(yaml: line 7: did not find expected ',' or '}'), please check config file" path="/d/manifests/c.yaml"`,
+		`I0102 15:04:05.120000 1 file.go:200] "Reading config file" path="/d/manifests/d.yaml"`,
+		`E0102 15:04:05.120100 1 file.go:186] "Could not process manifest file" err="/d/manifests/d.yaml: open /d/manifests/d.yaml: no such file or directory" path="/d/manifests/d.yaml"`,
 		`E0102 15:04:05.200000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/~relist-end"`,
 		`I0102 15:04:06.000000 1 file.go:200] "Reading config file" path="/d/manifests/b.yaml"`,
 		`E0102 15:04:07.000000 1 file.go:101] "Unable to read config path" err="path does not exist, ignoring" path="/d/manifests"`,
