@@ -668,11 +668,15 @@ func (c *computation) young(name string) bool {
 	if !ok {
 		return false
 	}
-	when := c.snap.Time
-	if when.IsZero() {
-		when = c.now
+	return c.snapTime().Before(at.Add(c.opts.SettleDelay))
+}
+
+// snapTime is when the snapshot was taken; now for one built without.
+func (c *computation) snapTime() time.Time {
+	if c.snap.Time.IsZero() {
+		return c.now
 	}
-	return when.Before(at.Add(c.opts.SettleDelay))
+	return c.snap.Time
 }
 
 // settleOwed forgets what the view owes a key no change waits for: the
@@ -746,11 +750,7 @@ func (c *computation) watchless(effect string) string {
 // event after it another, which no count of podwatch's own events bounds.
 func (c *computation) behind(effect string) string {
 	h := c.snap.KubeletHeldUp
-	when := c.snap.Time
-	if when.IsZero() {
-		when = c.now
-	}
-	if h.IsZero() || strings.Contains(effect, "relist") || when.Sub(h) > max(behindPeriods*c.opts.RelistPeriod, behindFor) {
+	if h.IsZero() || strings.Contains(effect, "relist") || c.snapTime().Sub(h) > max(behindPeriods*c.opts.RelistPeriod, behindFor) {
 		return effect
 	}
 	return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", h.UTC().Format(time.RFC3339Nano))

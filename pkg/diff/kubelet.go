@@ -98,8 +98,8 @@ type kubeletView struct {
 	replayDrop map[string]string
 	// versions and bounced follow writes made during a relist (see
 	// midrelist.go): per name the watch changed since the last relist,
-	// each content podwatch read; per key, this step's relist's drop
-	// that the watch undid since.
+	// each content podwatch read; per key, a relist's drop that the watch
+	// undid since, until the changes that say it went out.
 	versions map[string][]*types.File
 	bounced  map[string]bounce
 	// sent is when the watch last changed the store, which makes the
@@ -110,7 +110,8 @@ type kubeletView struct {
 	// invalidSince, fixed and period follow a file invalid for less than
 	// a relist period while the phase is unknown (see shortinvalid.go):
 	// per name that gave the store its pod, when it turned invalid; per
-	// key, this step's fix of such a file; the kubelet's relist period.
+	// key, the fix of such a file, until the changes that say it went
+	// out; the kubelet's relist period.
 	invalidSince map[string]time.Time
 	fixed        map[string]fixedSpan
 	period       time.Duration
@@ -241,15 +242,17 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 		// retries its watch until the folder exists.
 		v.watchGone = true
 	}
+	var changed []string // what the watch, or a relist, takes in
+	if !v.watchGone || relist {
+		changed = v.changed(snap)
+		v.noteInvalid(snap, changed)
+	}
 	if !relist && !v.watchGone {
-		for _, name := range v.changed(snap) {
+		for _, name := range changed {
 			if f := lookup(snap.Files, name); f != nil {
 				v.noteVersion(name, f)
 			}
 		}
-	}
-	if !v.watchGone || relist {
-		v.noteInvalid(snap, v.changed(snap))
 	}
 	if relist {
 		v.replace(snap)
@@ -260,13 +263,12 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 		// Without the events' order: a name gone goes first, as a
 		// rename's old name leaves before the new one arrives, and a name
 		// gone takes its pod with it (see watchEvent).
-		names := v.changed(snap)
-		for _, name := range names {
+		for _, name := range changed {
 			if f := lookup(snap.Files, name); f == nil {
 				v.watchEvent(name, nil)
 			}
 		}
-		for _, name := range names {
+		for _, name := range changed {
 			if f := lookup(snap.Files, name); f != nil {
 				v.watchEvent(name, f)
 			}

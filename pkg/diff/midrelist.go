@@ -36,8 +36,8 @@ type bounce struct {
 	may bool
 	// during: the write came during the relist (else before it).
 	during bool
-	// said: its REMOVE went out (a recheck of the same snapshot keeps
-	// the bounce, for the ADD's message).
+	// said: its REMOVE went out (the bounce stays until the ADD after it
+	// goes out too, for that ADD's message).
 	said bool
 	// revivedBy: the relist read no valid file, so it stopped every pod
 	// and kept its store, and the watch event for this file, after the
