@@ -294,8 +294,7 @@ func (d *Detector) Run(ctx context.Context, out chan<- types.RelistObservation) 
 		return errors.New("relist detector: Run is already running")
 	}
 	defer d.running.Store(false)
-	d.tracker = NewTracker(d.opts.Tolerance)
-	d.tracker.expect = d.opts.KubeletPeriod
+	d.tracker = NewTracker(d.opts.Tolerance, d.opts.KubeletPeriod)
 	d.cands, d.listed, d.retryIn = nil, -1, 0
 	defer d.stopWatch()
 	var (

@@ -747,7 +747,7 @@ func benchDetector(b *testing.B, dir string, w watcher) *Detector {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d.tracker, d.w, d.listed = NewTracker(0), w, -1
+	d.tracker, d.w, d.listed = NewTracker(0, 0), w, -1
 	return d
 }
 

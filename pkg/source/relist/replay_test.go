@@ -164,7 +164,7 @@ func replayWith(t *testing.T, tr trace, opts Options, clk *testingclock.FakeCloc
 	}
 	w := &traceWatch{names: slices.Clone(tr.names), written: map[string]time.Time{}}
 	d.wallNow = clk.Now
-	d.tracker, d.w, d.listed = NewTracker(d.opts.Tolerance), w, -1
+	d.tracker, d.w, d.listed = NewTracker(d.opts.Tolerance, d.opts.KubeletPeriod), w, -1
 	d.list()
 	out := make(chan types.RelistObservation, 1024)
 	var obs []types.RelistObservation

@@ -203,8 +203,8 @@ func (tr *train) stopAt(tol time.Duration) time.Time {
 type Tracker struct {
 	tol       time.Duration
 	minPeriod time.Duration
-	// expect is the kubelet's period when podwatch is told it
-	// (Options.KubeletPeriod): trains start only at it. 0: any.
+	// expect is the kubelet's period when podwatch is told it (see
+	// NewTracker): trains start only at it. 0: any.
 	expect time.Duration
 
 	history []time.Time
@@ -236,12 +236,14 @@ const whyNone = "no periodic full read of the folder seen yet"
 
 // NewTracker returns a Tracker with the given tolerance (0: the default):
 // how far a read may lie from its train's grid. Periods shorter than four
-// tolerances are not looked for, as every read would fit them.
-func NewTracker(tolerance time.Duration) *Tracker {
+// tolerances are not looked for, as every read would fit them. period is
+// the kubelet's, when podwatch is told it (Options.KubeletPeriod): trains
+// are made at it only; 0: at any.
+func NewTracker(tolerance, period time.Duration) *Tracker {
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}
-	return &Tracker{tol: tolerance, minPeriod: 4 * tolerance, why: whyNone, phase: types.RelistPhase{Why: whyNone}}
+	return &Tracker{tol: tolerance, minPeriod: 4 * tolerance, expect: period, why: whyNone, phase: types.RelistPhase{Why: whyNone}}
 }
 
 // Phase is the current phase.
@@ -339,7 +341,11 @@ func (t *Tracker) pair(at time.Time) {
 		}) {
 			continue
 		}
-		t.trains = append(t.trains, &train{first: x, last: at, periods: k, hits: 2, run: b2i(k == 1), period: period, since: at, anchor: at})
+		tr := &train{first: x, last: at, periods: k, hits: 2, period: period, since: at, anchor: at}
+		if k == 1 {
+			tr.run = 1 // one interval of a period in a row
+		}
+		t.trains = append(t.trains, tr)
 	}
 	if n := len(t.trains) - maxTrains; n > 0 {
 		// Shed the trains with fewest reads, the oldest first among
@@ -590,11 +596,4 @@ func abs(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

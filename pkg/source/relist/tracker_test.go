@@ -75,8 +75,7 @@ func drive(t *testing.T, tol time.Duration, steps []step, until int) ([]string, 
 // 0: none).
 func driveExpecting(t *testing.T, tol time.Duration, expect int, steps []step, until int) ([]string, []int, *Tracker) {
 	t.Helper()
-	tr := NewTracker(tol)
-	tr.expect = time.Duration(expect) * time.Millisecond
+	tr := NewTracker(tol, time.Duration(expect)*time.Millisecond)
 	var got []string
 	var on []int
 	record := func(at time.Time, changes []types.RelistPhase) {
@@ -421,7 +420,7 @@ func TestTrackerWhy(t *testing.T) {
 // A tool reading the folder every second, for ever, costs a bounded
 // number of trains per read.
 func TestTrackerBounded(t *testing.T) {
-	tr := NewTracker(DefaultTolerance)
+	tr := NewTracker(DefaultTolerance, 0)
 	for i := range 5000 {
 		tr.Sweep(base.Add(time.Duration(i)*time.Second + time.Duration(i*i%997)*time.Millisecond))
 		if len(tr.trains) > maxTrains || len(tr.history) > maxHistory {
@@ -431,7 +430,7 @@ func TestTrackerBounded(t *testing.T) {
 }
 
 func BenchmarkTrackerSweep(b *testing.B) {
-	tr := NewTracker(DefaultTolerance)
+	tr := NewTracker(DefaultTolerance, 0)
 	at := base
 	for b.Loop() {
 		at = at.Add(20 * time.Second)
