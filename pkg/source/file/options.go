@@ -44,7 +44,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Path, "path", o.Path,
 		"Directory of static pod manifests, or a single manifest file, as the kubelet's --pod-manifest-path.")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency,
-		"How often to list --path in full, as the kubelet's --file-check-frequency; 0 means the default, as it does for the kubelet.")
+		"How often to list --path in full, as the kubelet's --file-check-frequency; the kubelet's relist is recognised at this period only; 0 means the default, as it does for the kubelet.")
 	fs.DurationVar(&o.SettleDelay, "settle-delay", o.SettleDelay,
 		"How long bad news (REMOVE, InvalidManifest, DuplicatePod) must persist before it is reported, and a file written in place must stay unchanged before its content is trusted; 0 means the default.")
 }
