@@ -1009,13 +1009,15 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 			}
 		}
 		defer func() { paired, lastLine = at, line }()
-		for _, starts := range []bool{true, false} {
+		if !watchDrops[last.verb] {
 			for _, d := range drops {
-				after := paired
-				if !starts && lastLine.After(after) {
-					after = lastLine
+				if d.start && d.at.After(paired) && d.at.Before(line) {
+					return d.at, true
 				}
-				if (d.start || !starts) && d.at.After(after) && d.at.Before(line) && !watchDrops[last.verb] {
+			}
+			after := types.Later(paired, lastLine)
+			for _, d := range drops {
+				if d.at.After(after) && d.at.Before(line) {
 					return d.at, true
 				}
 			}
