@@ -517,11 +517,25 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			}
 		}
 	}
-	// The kubelet's watch reads of the scenario's files tell which of a
-	// racy write's states it took in.
+	// The kubelet's reads of the scenario's files tell which of a racy
+	// write's states it took in, and when; podwatch's view of each full
+	// read beside them tells a relist it missed from one it misplaced.
 	for _, rd := range final.Reads {
-		if !rd.Relist && rd.At.After(begin) && filepath.Dir(rd.Path) == k.Manifests && slices.Contains(names, filepath.Base(rd.Path)) {
+		if !rd.At.After(begin) || filepath.Dir(rd.Path) != k.Manifests || !slices.Contains(names, filepath.Base(rd.Path)) {
+			continue
+		}
+		switch {
+		case !rd.Relist:
 			mark(rd.At, "the kubelet read "+filepath.Base(rd.Path)+" on its watch")
+		case rd.Failed:
+			mark(rd.At, "the kubelet's relist read "+filepath.Base(rd.Path)+" and could not make a pod of it")
+		default:
+			mark(rd.At, "the kubelet's relist read "+filepath.Base(rd.Path))
+		}
+	}
+	for _, sw := range pw.sweeps() {
+		if sw.at.After(begin) {
+			mark(sw.at, "podwatch's relist detector: full read "+sw.what)
 		}
 	}
 	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
@@ -915,6 +929,44 @@ func (w logWriter) Write(b []byte) (int, error) {
 		w.p.phaseKnown = false
 	}
 	return w.p.logs.Write(b)
+}
+
+// sweep is one of podwatch's log lines about a full read of the folder
+// its relist detector saw (taken, broken off or set aside), dated by the
+// read's folder open: what the detector made of the kubelet's relists.
+type sweep struct {
+	at   time.Time
+	what string
+}
+
+// sweepAttrs are the attributes of a sweep line worth a timeline entry.
+var sweepAttrs = regexp.MustCompile(` (onPhase|latency|opened|of|gap|next)=(\S+)`)
+
+// sweeps lists podwatch's sweep lines so far, in the order it logged them.
+func (p *podwatch) sweeps() []sweep {
+	p.mu.Lock()
+	text := p.logs.String()
+	p.mu.Unlock()
+	var out []sweep
+	for _, line := range strings.Split(text, "\n") {
+		i := strings.Index(line, `msg="full read of the folder`)
+		j := strings.Index(line, " at=")
+		if i < 0 || j < 0 {
+			continue
+		}
+		stamp, _, _ := strings.Cut(line[j+len(" at="):], " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			continue
+		}
+		msg, _, _ := strings.Cut(line[i+len(`msg="full read of the folder`):], `"`)
+		what := strings.TrimSpace(msg)
+		for _, m := range sweepAttrs.FindAllStringSubmatch(line, -1) {
+			what += " " + m[1] + "=" + m[2]
+		}
+		out = append(out, sweep{at, what})
+	}
+	return out
 }
 
 // waitPhaseKnown returns once podwatch last logged the kubelet's relist
