@@ -29,11 +29,81 @@ func TestDecided(t *testing.T) {
 		line(5001, "ADD", "file", pod),
 		line(9000, "REMOVE", "file", pod),
 	}}
-	ops, removes := decidedAt(s, pod)
+	ops, removes := decidedAt(s, pod, nil)
 	if want := []string{"ADD", "UPDATE", "UPDATE", "REMOVE"}; !slices.Equal(ops, want) {
 		t.Errorf("decided %v, want %v", ops, want)
 	}
 	if len(removes) != 2 || !removes[0].folded || !removes[0].at.Equal(at.Add(5*time.Second)) || removes[1].folded || !removes[1].at.Equal(at.Add(9*time.Second)) {
 		t.Errorf("REMOVE lines %+v, want the one read with its ADD as an UPDATE, then the last one", removes)
+	}
+}
+
+// A busy sync loop logs the REMOVE and the ADD of one update seconds
+// apart, and the REMOVE of a watch drop and the ADD of a relist seconds
+// later back to back: where the log has the merges, a REMOVE and an ADD are
+// one restart when the file source sent them within a second, whatever
+// the lines say.
+func TestDecidedByWhenSent(t *testing.T) {
+	at := time.Date(2026, 12, 3, 7, 49, 18, 0, time.Local)
+	ms := func(n int) time.Time { return at.Add(time.Duration(n) * time.Millisecond) }
+	const pod = "judge/p-judge-node"
+	line := func(n int, op string) kubelet.SyncLoop {
+		return kubelet.SyncLoop{At: ms(n), Op: op, Source: "file", Pods: []string{pod}}
+	}
+	added := func(ns ...int) []kubelet.Added {
+		var out []kubelet.Added
+		for _, n := range ns {
+			out = append(out, kubelet.Added{At: ms(n), Pod: pod})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		loops []kubelet.SyncLoop
+		added []kubelet.Added
+		sent  int // when the decider says the REMOVE was sent; -1: unknown
+		want  []string
+	}{{
+		name:  "one relist's REMOVE and ADD, logged 2.5 s apart",
+		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
+		added: added(0, 4900),
+		sent:  4890,
+		want:  []string{"ADD", "UPDATE"},
+	}, {
+		name:  "a watch drop and a relist's ADD 2 s later, logged back to back",
+		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5500, "REMOVE"), line(5510, "ADD")},
+		added: added(0, 5000),
+		sent:  3000,
+		want:  []string{"ADD", "REMOVE", "ADD"},
+	}, {
+		name:  "a write's new UID, not known when sent: no later than the ADD",
+		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(6500, "ADD")},
+		added: added(0, 4990),
+		sent:  -1,
+		want:  []string{"ADD", "UPDATE"},
+	}, {
+		name:  "without the merges in the log, the lines decide",
+		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
+		sent:  4890,
+		want:  []string{"ADD", "REMOVE", "ADD"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := kubelet.Snapshot{Loops: tc.loops, Added: tc.added}
+			calls := 0
+			decide := func(time.Time) decision {
+				calls++
+				if tc.sent < 0 {
+					return decision{}
+				}
+				return decision{sent: ms(tc.sent)}
+			}
+			ops, removes := decidedAt(s, pod, decide)
+			if !slices.Equal(ops, tc.want) {
+				t.Errorf("decided %v, want %v", ops, tc.want)
+			}
+			if calls != 1 || len(removes) != 1 {
+				t.Errorf("decide called %d times for %d REMOVE lines, want once for the one", calls, len(removes))
+			}
+		})
 	}
 }

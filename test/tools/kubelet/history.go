@@ -53,6 +53,7 @@ type History struct {
 	loops     []SyncLoop
 	relists   []Relist
 	reads     []Read
+	added     []Added
 	sandboxes map[string]Pod
 }
 
@@ -70,9 +71,13 @@ type Snapshot struct {
 	// Reads are the manifest files the kubelet's file source read, in
 	// the order it read them.
 	Reads []Read
+	// Added are the pods the kubelet's pod config took in as new from the
+	// file source, in order: one for each SyncLoop ADD line naming the
+	// pod, dated when the file source's update was merged.
+	Added []Added
 }
 
-// Snapshot is what has been recorded. Actions, Loops and Reads share the
+// Snapshot is what has been recorded. Actions, Loops, Reads and Added share the
 // History's arrays, which it only appends to, and are to be read only: a
 // waiter takes a snapshot on every record, and copying them each time
 // would cost more than the kubelet's own work with a few hundred pods.
@@ -80,7 +85,7 @@ type Snapshot struct {
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads)}
+	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads), Added: slices.Clip(h.added)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it
@@ -177,6 +182,35 @@ func (h *History) addRead(r Read) {
 	defer h.mu.Unlock()
 	h.reads = append(h.reads, r)
 	h.notify()
+}
+
+// Added is a pod that one update of the file source added to the
+// kubelet's pod config (its "Receiving a new pod" line). The update's
+// REMOVE and ADD go to the sync loop together, and a busy sync loop logs
+// them when it gets to them, seconds apart; the merge dates them as the
+// file source sent them.
+type Added struct {
+	At  time.Time
+	Pod string // namespace/name
+}
+
+func (h *History) addAdded(a Added) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.added = append(h.added, a)
+	h.notify()
+}
+
+// AddedAt lists when the file source's updates added the pod fullName,
+// in order: the n-th is the n-th SyncLoop ADD line naming it.
+func (s Snapshot) AddedAt(fullName string) []time.Time {
+	var out []time.Time
+	for _, a := range s.Added {
+		if a.Pod == fullName {
+			out = append(out, a.At)
+		}
+	}
+	return out
 }
 
 // WatchRead reports whether the kubelet has read path on a watch event.

@@ -481,28 +481,28 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	said, loop := map[string][]claim{}, map[string][]string{}
 	shown := map[string][]string{} // podwatch's ops, each with the restarts it said may come before
 	final := k.History().Snapshot()
+	names := sc.fileNames()
+	// decidedBy is, for the pod p's SyncLoop REMOVE lines in turn, what
+	// decided each (see decider): a drop only for a file written to
+	// define p.
+	decidedBy := func(p string) func(line time.Time) decision {
+		drops := relistDrops(final.Reads, k.Manifests, sc.filesOf(p))
+		return decider(steps, drops, final.Reads, k.Manifests, names)
+	}
+	removeLines := map[string][]removeLine{}
 	for _, p := range sc.pods {
 		said[p] = podwatchSaid(evs, full(p))
 		for _, s := range said[p] {
 			shown[p] = append(shown[p], s.String())
 		}
-		loop[p] = decided(final, full(p))
+		loop[p], removeLines[p] = decidedAt(final, full(p), decidedBy(p))
 	}
 	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
-	names := sc.fileNames()
-	// decidedBy is, for the pod p's SyncLoop REMOVE lines in turn, when
-	// the kubelet's relist that made each read the scenario's files, and
-	// whether a relist decided it (see decider): a drop only for a file
-	// written to define p.
-	decidedBy := func(p string) func(line time.Time) (time.Time, bool) {
-		drops := relistDrops(final.Reads, k.Manifests, sc.filesOf(p))
-		return decider(steps, drops, final.Reads, k.Manifests, names)
-	}
 	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
-		for _, rm := range pw.removeDelays(t, final, full(p), decidedBy(p)) {
+		for _, rm := range pw.removeDelays(t, full(p), removeLines[p]) {
 			r.removes = append(r.removes, rm)
 			// A REMOVE the kubelet's relist decided must say so, or that
 			// podwatch's time for it is an estimate.
@@ -752,63 +752,98 @@ func spread(ds []time.Duration) string {
 	return fmt.Sprintf("n=%d median %v, min %v, max %v", len(ds), r(ds[len(ds)/2]), r(ds[0]), r(ds[len(ds)-1]))
 }
 
-// oneUpdate bounds the time between the REMOVE and ADD lines that one
-// update of the kubelet's pod config gives when a pod changes UID: the sync
-// loop takes them one at a time, between its other work.
+// oneUpdate bounds the time between a REMOVE and an ADD of a pod that
+// the judge reads as one restart under a new UID: one update of the
+// kubelet's pod config gives both, and a relist right after a rename
+// gives the REMOVE and the watch the ADD a few milliseconds later. They
+// are timed by when the file source sent them where the kubelet's log
+// tells (a busy sync loop logs the two lines seconds apart), and by the
+// lines otherwise.
 const oneUpdate = time.Second
 
 // decided is what the kubelet's sync loop was told about the pod fullName,
-// as podwatch's Events claim it: ADD, REMOVE, and a REMOVE and an ADD from
-// one update of the pod config as UPDATE, a restart under a new UID. Its
+// as podwatch's Events claim it: ADD, REMOVE, and a REMOVE and an ADD sent
+// together (see oneUpdate) as UPDATE, a restart under a new UID. Its
 // sandboxes show that restart only if the new UID gets to start before the
 // next change: a new UID waits about 10 s for the old pod to go. A REMOVE
-// and an ADD close together but from two updates (a relist right after a
-// delete) bring the same UID back. An UPDATE line is an UPDATE too: the
+// and an ADD close together that bring the same UID back (a relist right
+// after a delete) are two. An UPDATE line is an UPDATE too: the
 // pod kept its UID (metadata.uid is set) and its spec, labels or
 // annotations changed, so the kubelet updates it in place, restarting the
 // containers whose image changed in the same sandbox, which the sandboxes
 // do not show. Without metadata.uid every such change is a new UID, and
-// the file source never makes an UPDATE line.
-func decided(s kubelet.Snapshot, fullName string) []string {
-	ops, _ := decidedAt(s, fullName)
+// the file source never makes an UPDATE line. decide, when not nil, is
+// called for each REMOVE line in turn (see decider).
+func decided(s kubelet.Snapshot, fullName string, decide func(line time.Time) decision) []string {
+	ops, _ := decidedAt(s, fullName, decide)
 	return ops
 }
 
 // removeLine is a SyncLoop REMOVE line of a pod; folded, that decided
-// read it and the ADD after it as one UPDATE.
+// read it and the ADD after it as one UPDATE; by, what decided it.
 type removeLine struct {
 	at     time.Time
 	folded bool
+	by     decision
 }
 
-// decidedAt is decided with the times of the REMOVE lines, in order.
-func decidedAt(s kubelet.Snapshot, fullName string) (out []string, removes []removeLine) {
+// decidedAt is decided with the pod's REMOVE lines, in order.
+func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) decision) (out []string, removes []removeLine) {
 	var lines []kubelet.SyncLoop
 	for _, l := range s.Loops {
 		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE" || l.Op == "UPDATE") {
 			lines = append(lines, l)
 		}
 	}
+	added := s.AddedAt(fullName)
+	adds := 0 // ADD lines so far
 	var lastAdd time.Time
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		until := time.Time{}
-		if i+2 < len(lines) {
-			until = lines[i+2].At
-		}
-		if l.Op == "REMOVE" && i+1 < len(lines) && lines[i+1].Op == "ADD" && lines[i+1].At.Sub(l.At) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, lines[i+1].At, until) {
-			lastAdd = lines[i+1].At
-			out = append(out, "UPDATE")
-			removes = append(removes, removeLine{l.At, true})
-			i++
+		if l.Op == "ADD" {
+			adds++
+			lastAdd = l.At
+			out = append(out, l.Op)
 			continue
 		}
-		switch l.Op {
-		case "ADD":
-			lastAdd = l.At
-		case "REMOVE":
-			removes = append(removes, removeLine{at: l.At})
+		if l.Op != "REMOVE" {
+			out = append(out, l.Op)
+			continue
 		}
+		rm := removeLine{at: l.At}
+		if decide != nil {
+			rm.by = decide(l.At)
+		}
+		if i+1 < len(lines) && lines[i+1].Op == "ADD" {
+			next := lines[i+1]
+			// Without the merges in the log, the lines; with them, the
+			// REMOVE was sent no later than its line, and no later than
+			// the ADD after it.
+			sent, addSent := l.At, next.At
+			if adds < len(added) {
+				addSent, sent = added[adds], rm.by.sent
+				if sent.IsZero() {
+					sent = l.At
+				}
+				if sent.After(addSent) {
+					sent = addSent
+				}
+			}
+			until := time.Time{}
+			if i+2 < len(lines) {
+				until = lines[i+2].At
+			}
+			if addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
+				adds++
+				lastAdd = next.At
+				rm.folded = true
+				out = append(out, "UPDATE")
+				removes = append(removes, rm)
+				i++
+				continue
+			}
+		}
+		removes = append(removes, rm)
 		out = append(out, l.Op)
 	}
 	return out, removes
@@ -942,7 +977,9 @@ type sweep struct {
 // sweepAttrs are the attributes of a sweep line worth a timeline entry.
 var sweepAttrs = regexp.MustCompile(` (onPhase|latency|opened|of|gap|next)=(\S+)`)
 
-// sweeps lists podwatch's sweep lines so far, in the order it logged them.
+// sweeps lists podwatch's sweep lines so far, in the order it logged them,
+// but for a folder open that no file open followed (its own listing, or
+// another reader's).
 func (p *podwatch) sweeps() []sweep {
 	p.mu.Lock()
 	text := p.logs.String()
@@ -951,8 +988,8 @@ func (p *podwatch) sweeps() []sweep {
 	for _, line := range strings.Split(text, "\n") {
 		i := strings.Index(line, `msg="full read of the folder`)
 		j := strings.Index(line, " at=")
-		if i < 0 || j < 0 {
-			continue
+		if i < 0 || j < 0 || strings.Contains(line, " opened=0 ") {
+			continue // a folder open no file open followed: a listing
 		}
 		stamp, _, _ := strings.Cut(line[j+len(" at="):], " ")
 		at, err := time.Parse(time.RFC3339Nano, stamp)
@@ -1050,40 +1087,59 @@ func relistDrops(reads []kubelet.Read, dir string, names []string) []relistDrop 
 // drop a pod on its watch, which it does only for a name deleted or
 // renamed away (a file written invalid, or made to name another pod,
 // changes nothing until the relist).
-func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir string, names []string) func(line time.Time) (time.Time, bool) {
+func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir string, names []string) func(line time.Time) decision {
 	watchDrops := map[string]bool{"remove": true, "rename": true, "sed": true, "move-folder": true, "remove-folder": true}
 	var paired, lastLine time.Time
-	return func(line time.Time) (at time.Time, byRelist bool) {
+	return func(line time.Time) (d decision) {
 		var last folderStep
 		for _, st := range steps {
 			if st.at.Before(line) {
 				last = st
 			}
 		}
-		defer func() { paired, lastLine = at, line }()
+		defer func() {
+			paired, lastLine = d.at, line
+			switch {
+			case d.byRelist:
+				d.sent = d.at
+			case watchDrops[last.verb]:
+				d.sent = last.at
+			}
+		}()
 		if !watchDrops[last.verb] {
-			for _, d := range drops {
-				if d.start && d.at.After(paired) && d.at.Before(line) {
-					return d.at, true
+			for _, dr := range drops {
+				if dr.start && dr.at.After(paired) && dr.at.Before(line) {
+					return decision{at: dr.at, byRelist: true}
 				}
 			}
 			after := types.Later(paired, lastLine)
-			for _, d := range drops {
-				if d.at.After(after) && d.at.Before(line) {
-					return d.at, true
+			for _, dr := range drops {
+				if dr.at.After(after) && dr.at.Before(line) {
+					return decision{at: dr.at, byRelist: true}
 				}
 			}
 		}
 		for _, rd := range reads {
 			if rd.Relist && rd.At.After(last.at) && filepath.Dir(rd.Path) == dir && slices.Contains(names, filepath.Base(rd.Path)) {
 				if rd.At.Before(line) {
-					return rd.At, !watchDrops[last.verb]
+					return decision{at: rd.At, byRelist: !watchDrops[last.verb]}
 				}
-				return line, false
+				return decision{at: line}
 			}
 		}
-		return line, false
+		return decision{at: line}
 	}
+}
+
+// decision is what decided a SyncLoop REMOVE line (see decider): at, when
+// the kubelet's relist that made it read the scenario's files, or the line
+// itself; byRelist, that a relist decided it. sent is when the file source
+// sent it, as near as the judge can tell: that relist's read, or the step
+// that dropped the pod on the watch; zero when neither.
+type decision struct {
+	at       time.Time
+	byRelist bool
+	sent     time.Time
 }
 
 // removeTiming is one of podwatch's REMOVE lines against the kubelet's
@@ -1110,12 +1166,11 @@ type removeTiming struct {
 // run). A REMOVE podwatch printed with an ADD of the pod at once (a stop
 // and a start it says the kubelet made) may pair with a REMOVE that
 // decided read with its ADD as one UPDATE; any other skips those.
-func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName string, decidedBy func(line time.Time) (time.Time, bool)) []removeTiming {
+func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLine) []removeTiming {
 	t.Helper()
 	p.mu.Lock()
 	printed := slices.Clone(p.printed)
 	p.mu.Unlock()
-	_, lines := decidedAt(s, fullName)
 	evs := p.events(t)
 	ofPod := func(ev v1.Event) bool {
 		o := ev.InvolvedObject
@@ -1152,8 +1207,7 @@ func (p *podwatch) removeDelays(t *testing.T, s kubelet.Snapshot, fullName strin
 				case maySkipRE.MatchString(ev.Message):
 					kind = "may"
 				}
-				line := lines[n].at
-				at, byRelist := decidedBy(line)
+				line, at, byRelist := lines[n].at, lines[n].by.at, lines[n].by.byRelist
 				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at)})
 			}
 			n++

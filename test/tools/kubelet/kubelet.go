@@ -214,7 +214,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if err := os.WriteFile(conf, []byte(config(staticPodPath, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
-	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3"}
+	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3,config=4"}
 	if cfg.Kubeconfig != "" {
 		argv = append(argv, "--kubeconfig="+cfg.Kubeconfig)
 	}
@@ -378,6 +378,17 @@ var readLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Readi
 // E0102 15:04:05.000000 1 file.go:186] "Could not process manifest file" err="/d/manifests/a.yaml: couldn't parse as pod(...)"
 var failedLine = regexp.MustCompile(`"Could not process manifest file" err="([^"]*?): `)
 
+// mergeLine matches the line the kubelet's pod config logs (at -v=4) as
+// it merges one update of a source, e.g.
+// I0102 15:04:05.000000 1 config.go:230] "Setting pods for source" source="file"
+// Merges run one at a time, so the "Receiving a new pod" lines after it
+// (newLine) are that source's until the next merge.
+var mergeLine = regexp.MustCompile(`"Setting pods for source" source="([^"]*)"`)
+
+// newLine matches the line the merge logs for each pod it adds, e.g.
+// I0102 15:04:05.000000 1 config.go:330] "Receiving a new pod" pod="ns/a"
+var newLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Receiving a new pod" pod="([^"]*)"`)
+
 // headerTime matches the time in a klog line's header.
 var headerTime = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) `)
 
@@ -399,6 +410,7 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	// first and RelistEnd last; a read between them is the relist's.
 	inRelist := false
 	var held *Read // a relist's read, until the line after it
+	merging := ""  // the source of the merge last begun
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
@@ -427,6 +439,16 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 				k.hist.addMissingRelist(at)
 			}
 			inRelist = false
+			continue
+		}
+		if m := mergeLine.FindStringSubmatch(line); m != nil {
+			merging = m[1]
+			continue
+		}
+		if m := newLine.FindStringSubmatch(line); m != nil {
+			if at, err := logTime(m[1]); err == nil && merging == "file" {
+				k.hist.addAdded(Added{At: at, Pod: m[2]})
+			}
 			continue
 		}
 		if m := readLine.FindStringSubmatch(line); m != nil {

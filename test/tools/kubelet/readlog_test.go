@@ -55,3 +55,32 @@ func TestReadLogRelists(t *testing.T) {
 		t.Errorf("b.yaml was read on a watch event only: %+v", s.Reads)
 	}
 }
+
+// A pod the file source's update adds is dated by the merge, which the
+// sync loop's ADD line may follow by seconds; the API server's merges add
+// pods of the same name (mirror pods) that are not the file source's.
+func TestReadLogAdded(t *testing.T) {
+	k := &Kubelet{Manifests: "/d/manifests", hist: newHistory()}
+	log := strings.Join([]string{
+		`I0102 15:04:05.000000 1 config.go:230] "Setting pods for source" source="file"`,
+		`I0102 15:04:05.000100 1 config.go:330] "Receiving a new pod" pod="ns/a-node"`,
+		`I0102 15:04:05.000200 1 config.go:330] "Receiving a new pod" pod="ns/b-node"`,
+		`I0102 15:04:06.000000 1 config.go:230] "Setting pods for source" source="api"`,
+		`I0102 15:04:06.000100 1 config.go:330] "Receiving a new pod" pod="ns/a-node"`,
+		`I0102 15:04:07.000000 1 config.go:230] "Setting pods for source" source="file"`,
+		`I0102 15:04:07.000100 1 config.go:330] "Receiving a new pod" pod="ns/a-node"`,
+		`I0102 15:04:09.000000 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/a-node"]`,
+	}, "\n") + "\n"
+	k.readLog(strings.NewReader(log), io.Discard)
+	s := k.hist.Snapshot()
+	var secs []int
+	for _, at := range s.AddedAt("ns/a-node") {
+		secs = append(secs, at.Second())
+	}
+	if !slices.Equal(secs, []int{5, 7}) {
+		t.Errorf("ns/a-node added at seconds %v, want [5 7]: the file source's merges only", secs)
+	}
+	if n := len(s.AddedAt("ns/b-node")); n != 1 {
+		t.Errorf("ns/b-node added %d times, want 1", n)
+	}
+}

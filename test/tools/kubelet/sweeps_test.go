@@ -17,6 +17,8 @@ func TestSweeps(t *testing.T) {
 	log.Debug("full read of the folder seen", "path", "/m", "at", at, "files", 3, "skipped", 0, "onPhase", true, "latency", 4*time.Millisecond)
 	log.Info("kubelet relist phase known", "path", "/m", "period", 2*time.Second)
 	log.Debug("full read of the folder broken off: no open for longer than the window after the one before",
+		"path", "/m", "at", at, "opened", 0, "of", 3, "gap", 150*time.Millisecond, "next", "a.yaml")
+	log.Debug("full read of the folder broken off: no open for longer than the window after the one before",
 		"path", "/m", "at", at.Add(time.Second), "opened", 1, "of", 3, "gap", 150*time.Millisecond, "next", "b.yaml")
 	got := p.sweeps()
 	if len(got) != 2 {
