@@ -39,7 +39,7 @@ func TestDecided(t *testing.T) {
 }
 
 // A busy sync loop logs the REMOVE and the ADD of one update seconds
-// apart, and the REMOVE of a watch drop and the ADD of a relist seconds
+// apart, and the REMOVE of a relist's drop and the ADD of a fix seconds
 // later back to back: where the log has the merges, a REMOVE and an ADD are
 // one restart when the file source sent them within a second, whatever
 // the lines say.
@@ -57,45 +57,63 @@ func TestDecidedByWhenSent(t *testing.T) {
 		}
 		return out
 	}
+	merges := func(ns ...int) []time.Time {
+		var out []time.Time
+		for _, n := range ns {
+			out = append(out, ms(n))
+		}
+		return out
+	}
 	for _, tc := range []struct {
-		name  string
-		loops []kubelet.SyncLoop
-		added []kubelet.Added
-		sent  int // when the decider says the REMOVE was sent; -1: unknown
-		want  []string
+		name   string
+		loops  []kubelet.SyncLoop
+		added  []kubelet.Added
+		merges []time.Time
+		relist int // the relist read that decided the REMOVE; -1: none
+		want   []string
 	}{{
-		name:  "one relist's REMOVE and ADD, logged 2.5 s apart",
-		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
-		added: added(0, 4900),
-		sent:  4890,
-		want:  []string{"ADD", "UPDATE"},
+		name:   "one relist's REMOVE and ADD, logged 2.5 s apart",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
+		added:  added(0, 4900),
+		merges: merges(0, 4895),
+		relist: 4890,
+		want:   []string{"ADD", "UPDATE"},
 	}, {
-		name:  "a watch drop and a relist's ADD 2 s later, logged back to back",
-		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5500, "REMOVE"), line(5510, "ADD")},
-		added: added(0, 5000),
-		sent:  3000,
-		want:  []string{"ADD", "REMOVE", "ADD"},
+		name:   "a relist's read merged seconds later, its file source blocked",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(23000, "REMOVE"), line(23500, "ADD")},
+		added:  added(0, 4900),
+		merges: merges(0, 4895),
+		relist: 2000,
+		want:   []string{"ADD", "UPDATE"},
 	}, {
-		name:  "a write's new UID, not known when sent: no later than the ADD",
-		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(6500, "ADD")},
-		added: added(0, 4990),
-		sent:  -1,
-		want:  []string{"ADD", "UPDATE"},
+		name:   "a relist's drop and a fix's ADD 2 s later, logged back to back",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(5500, "REMOVE"), line(5510, "ADD")},
+		added:  added(0, 5000),
+		merges: merges(0, 3001, 4999),
+		relist: 3000,
+		want:   []string{"ADD", "REMOVE", "ADD"},
 	}, {
-		name:  "without the merges in the log, the lines decide",
-		loops: []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
-		sent:  4890,
-		want:  []string{"ADD", "REMOVE", "ADD"},
+		name:   "on the watch: sent no later than the ADD",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(6500, "ADD")},
+		added:  added(0, 4990),
+		merges: merges(0, 3000, 4985),
+		relist: -1,
+		want:   []string{"ADD", "UPDATE"},
+	}, {
+		name:   "without the merges in the log, the lines decide",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(7500, "ADD")},
+		relist: 4890,
+		want:   []string{"ADD", "REMOVE", "ADD"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := kubelet.Snapshot{Loops: tc.loops, Added: tc.added}
+			s := kubelet.Snapshot{Loops: tc.loops, Added: tc.added, Merges: tc.merges}
 			calls := 0
-			decide := func(time.Time) decision {
+			decide := func(line time.Time) decision {
 				calls++
-				if tc.sent < 0 {
-					return decision{}
+				if tc.relist < 0 {
+					return decision{at: line}
 				}
-				return decision{sent: ms(tc.sent)}
+				return decision{at: ms(tc.relist), byRelist: true}
 			}
 			ops, removes := decidedAt(s, pod, decide)
 			if !slices.Equal(ops, tc.want) {

@@ -28,10 +28,6 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 		lines []time.Time
 		want  []time.Time
 		by    []bool
-		// sent, when given, is when the decider says the file source
-		// sent each REMOVE: a relist's at its read, a watch drop's at
-		// its step.
-		sent []time.Time
 	}{{
 		name:  "broken, fixed, the line after the next relist",
 		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}, {at(11_000), "write"}},
@@ -67,7 +63,6 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 		lines: []time.Time{at(12_010)},
 		want:  []time.Time{at(12_001)},
 		by:    []bool{false},
-		sent:  []time.Time{at(12_000)},
 	}, {
 		name:  "no failed read: the first relist after the last step",
 		steps: []folderStep{{at(0), "write"}, {at(10_000), "write"}},
@@ -82,16 +77,12 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 		lines: []time.Time{at(10_501), at(12_501)},
 		want:  []time.Time{at(10_500), at(12_500)},
 		by:    []bool{true, true},
-		sent:  []time.Time{at(10_500), at(12_500)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			decided := decider(tc.steps, relistDrops(tc.reads, dir, names), tc.reads, dir, names)
 			for i, line := range tc.lines {
 				d := decided(line)
 				got, by := d.at, d.byRelist
-				if tc.sent != nil && !d.sent.Equal(tc.sent[i]) {
-					t.Errorf("line %d at +%v: sent at +%v, want +%v", i, line.Sub(t0), d.sent.Sub(t0), tc.sent[i].Sub(t0))
-				}
 				if !got.Equal(tc.want[i]) || by != tc.by[i] {
 					t.Errorf("line %d at +%v: decided at +%v (by a relist: %v), want +%v (%v)", i, line.Sub(t0), got.Sub(t0), by, tc.want[i].Sub(t0), tc.by[i])
 				}

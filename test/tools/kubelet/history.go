@@ -54,6 +54,7 @@ type History struct {
 	relists   []Relist
 	reads     []Read
 	added     []Added
+	merges    []time.Time
 	sandboxes map[string]Pod
 }
 
@@ -75,9 +76,13 @@ type Snapshot struct {
 	// file source, in order: one for each SyncLoop ADD line naming the
 	// pod, dated when the file source's update was merged.
 	Added []Added
+	// Merges are when the kubelet's pod config merged each update of the
+	// file source, in order: a relist's or a watch event's, sent once
+	// the sync loop's channel took the one before.
+	Merges []time.Time
 }
 
-// Snapshot is what has been recorded. Actions, Loops, Reads and Added share the
+// Snapshot is what has been recorded. Its lists but Relists share the
 // History's arrays, which it only appends to, and are to be read only: a
 // waiter takes a snapshot on every record, and copying them each time
 // would cost more than the kubelet's own work with a few hundred pods.
@@ -85,7 +90,7 @@ type Snapshot struct {
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads), Added: slices.Clip(h.added)}
+	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads), Added: slices.Clip(h.added), Merges: slices.Clip(h.merges)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it
@@ -199,6 +204,25 @@ func (h *History) addAdded(a Added) {
 	defer h.mu.Unlock()
 	h.added = append(h.added, a)
 	h.notify()
+}
+
+func (h *History) addMerge(at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.merges = append(h.merges, at)
+	h.notify()
+}
+
+// MergeAfter is the first merge of the file source's updates at or after
+// t: what the file source read at t reached the pod config then, a file
+// source blocked on a busy sync loop seconds later. False when none is
+// logged yet.
+func (s Snapshot) MergeAfter(t time.Time) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(s.Merges, t, time.Time.Compare)
+	if i == len(s.Merges) {
+		return time.Time{}, false
+	}
+	return s.Merges[i], true
 }
 
 // AddedAt lists when the file source's updates added the pod fullName,

@@ -816,14 +816,18 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 		}
 		if i+1 < len(lines) && lines[i+1].Op == "ADD" {
 			next := lines[i+1]
-			// Without the merges in the log, the lines; with them, the
-			// REMOVE was sent no later than its line, and no later than
-			// the ADD after it.
+			// Without the merges in the log, the lines. With them, a
+			// REMOVE a relist decided was sent at the first merge
+			// after its read (a file source blocked on the sync loop
+			// merges a read seconds later); any REMOVE, no later than
+			// its line or the ADD after it. A watch event's merge is
+			// not known: the folder's other files' events merge
+			// between, and a delete logs no read.
 			sent, addSent := l.At, next.At
 			if adds < len(added) {
-				addSent, sent = added[adds], rm.by.sent
-				if sent.IsZero() {
-					sent = l.At
+				addSent = added[adds]
+				if m, ok := s.MergeAfter(rm.by.at); ok && rm.by.byRelist && m.Before(sent) {
+					sent = m
 				}
 				if sent.After(addSent) {
 					sent = addSent
@@ -1097,15 +1101,7 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 				last = st
 			}
 		}
-		defer func() {
-			paired, lastLine = d.at, line
-			switch {
-			case d.byRelist:
-				d.sent = d.at
-			case watchDrops[last.verb]:
-				d.sent = last.at
-			}
-		}()
+		defer func() { paired, lastLine = d.at, line }()
 		if !watchDrops[last.verb] {
 			for _, dr := range drops {
 				if dr.start && dr.at.After(paired) && dr.at.Before(line) {
@@ -1133,13 +1129,10 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 
 // decision is what decided a SyncLoop REMOVE line (see decider): at, when
 // the kubelet's relist that made it read the scenario's files, or the line
-// itself; byRelist, that a relist decided it. sent is when the file source
-// sent it, as near as the judge can tell: that relist's read, or the step
-// that dropped the pod on the watch; zero when neither.
+// itself; byRelist, that a relist decided it.
 type decision struct {
 	at       time.Time
 	byRelist bool
-	sent     time.Time
 }
 
 // removeTiming is one of podwatch's REMOVE lines against the kubelet's

@@ -383,7 +383,7 @@ var failedLine = regexp.MustCompile(`"Could not process manifest file" err="([^"
 // I0102 15:04:05.000000 1 config.go:230] "Setting pods for source" source="file"
 // Merges run one at a time, so the "Receiving a new pod" lines after it
 // (newLine) are that source's until the next merge.
-var mergeLine = regexp.MustCompile(`"Setting pods for source" source="([^"]*)"`)
+var mergeLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Setting pods for source" source="([^"]*)"`)
 
 // newLine matches the line the merge logs for each pod it adds, e.g.
 // I0102 15:04:05.000000 1 config.go:330] "Receiving a new pod" pod="ns/a"
@@ -442,7 +442,10 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 			continue
 		}
 		if m := mergeLine.FindStringSubmatch(line); m != nil {
-			merging = m[1]
+			merging = m[2]
+			if at, err := logTime(m[1]); err == nil && merging == "file" {
+				k.hist.addMerge(at)
+			}
 			continue
 		}
 		if m := newLine.FindStringSubmatch(line); m != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The kubelet's log tells a full list from a watch read by the relist
@@ -82,5 +83,14 @@ func TestReadLogAdded(t *testing.T) {
 	}
 	if n := len(s.AddedAt("ns/b-node")); n != 1 {
 		t.Errorf("ns/b-node added %d times, want 1", n)
+	}
+	if len(s.Merges) != 2 || s.Merges[0].Second() != 5 || s.Merges[1].Second() != 7 {
+		t.Errorf("merges %v, want the file source's two, at :05 and :07", s.Merges)
+	}
+	if m, ok := s.MergeAfter(s.Merges[0].Add(time.Millisecond)); !ok || !m.Equal(s.Merges[1]) {
+		t.Errorf("MergeAfter just after the first = %v, %v; want the second", m, ok)
+	}
+	if _, ok := s.MergeAfter(s.Merges[1].Add(time.Millisecond)); ok {
+		t.Error("a merge after the last one")
 	}
 }
