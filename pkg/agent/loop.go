@@ -37,6 +37,9 @@ type loop struct {
 	// while detection is off): what pkg/diff times relist-bound changes by.
 	relist          types.RelistPhase
 	relistTolerance time.Duration
+	// relistLost is when the known phase was last lost, until it is
+	// known again (Snapshot.KubeletRelistLost).
+	relistLost time.Time
 	// kubeletRelist is the kubelet relist the diff is told of
 	// (Snapshot.KubeletRelist): the last one on a known phase, once
 	// relistLag has passed since it was seen (relistT); zero while the
@@ -163,7 +166,7 @@ func (l *loop) step(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
 		snap.KubeletRelist, snap.KubeletRelistWritten = l.kubeletRelist, l.kubeletWritten
 	}
-	snap.KubeletHeldUp = l.relist.HeldUp
+	snap.KubeletHeldUp, snap.KubeletRelistLost = l.relist.HeldUp, l.relistLost
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
@@ -220,6 +223,12 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 		}
 	}
 	p := o.Phase
+	switch p.State {
+	case types.RelistKnown:
+		l.relistLost = time.Time{}
+	case types.RelistLost:
+		l.relistLost = l.clk.Now()
+	}
 	switch {
 	case p.State == types.RelistKnown && (prev.State != types.RelistKnown || abs(p.Period-prev.Period) > l.relistTolerance):
 		l.log.Info("kubelet relist phase known", "path", l.opts.Path, "period", p.Period, "next", p.Next)

@@ -96,6 +96,17 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	lost := types.RelistPhase{State: types.RelistLost, Period: 2 * time.Second, Last: known2.Last, Why: "no full read"}
 	p.loop.observeRelist(ctx, types.RelistObservation{Phase: lost})
 	p.loop.observeRelist(ctx, types.RelistObservation{Phase: types.RelistPhase{Why: "the kubelet's relist was lost"}})
+	// The loss rides with the unknown phase after it, for the diff
+	// (Snapshot.KubeletRelistLost), until the phase is known again.
+	if p.loop.relistLost.IsZero() {
+		t.Error("the loss is not kept for the diff through the unknown phase after it")
+	}
+	defer func() {
+		p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: known2.Last, OnPhase: true}, Phase: known2})
+		if !p.loop.relistLost.IsZero() {
+			t.Errorf("the loss at %v is kept once the phase is known again", p.loop.relistLost)
+		}
+	}()
 
 	l := logs.String()
 	if n := strings.Count(l, "kubelet relist phase known"); n != 1 {

@@ -748,12 +748,26 @@ func (c *computation) watchless(effect string) string {
 // busy sync loop takes in a change's watch events late, possibly seconds
 // apart, and a relist between two of them is a restart more, and the
 // event after it another, which no count of podwatch's own events bounds.
+//
+// A phase lost lately (Snapshot.KubeletRelistLost) counts the same, said as
+// a may: the kubelet's relists stopped showing, as a held-up file source's
+// slow reads do, and a kubelet that is down or reads another folder makes
+// no restart at all.
 func (c *computation) behind(effect string) string {
-	h := c.snap.KubeletHeldUp
-	if h.IsZero() || strings.Contains(effect, "relist") || c.snapTime().Sub(h) > max(behindPeriods*c.opts.RelistPeriod, behindFor) {
+	if strings.Contains(effect, "relist") {
 		return effect
 	}
-	return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", h.UTC().Format(time.RFC3339Nano))
+	recent := func(at time.Time) bool {
+		return !at.IsZero() && c.snapTime().Sub(at) <= max(behindPeriods*c.opts.RelistPeriod, behindFor)
+	}
+	const more = "so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way"
+	switch h, lost := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost; {
+	case recent(h):
+		return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), %s", h.UTC().Format(time.RFC3339Nano), more)
+	case recent(lost):
+		return effect + fmt.Sprintf("; the kubelet's file source may run behind (podwatch lost sight of its relist at %s, as when a busy sync loop holds it up), %s", lost.UTC().Format(time.RFC3339Nano), more)
+	}
+	return effect
 }
 
 // behindPeriods relist periods after a relist seen late, and behindFor

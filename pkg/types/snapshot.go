@@ -32,6 +32,12 @@ type Snapshot struct {
 	// like KubeletRelist. A file source held up takes in watch events late,
 	// one change's events possibly seconds apart with a relist between.
 	KubeletHeldUp time.Time
+	// KubeletRelistLost is when podwatch lost sight of the kubelet's known
+	// relist phase (RelistLost), until it knows it again; set by the agent
+	// like KubeletRelist. A file source held up by a busy sync loop reads
+	// the folder slowly and late, so that its relists stop showing as one:
+	// it may then run behind as after a relist seen late.
+	KubeletRelistLost time.Time
 	// KubeletRelistWritten is what that relist read that was written
 	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
 	// files it may have read newer than its folder open.
