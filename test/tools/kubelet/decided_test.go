@@ -69,7 +69,8 @@ func TestDecidedByWhenSent(t *testing.T) {
 		loops  []kubelet.SyncLoop
 		added  []kubelet.Added
 		merges []time.Time
-		relist int // the relist read that decided the REMOVE; -1: none
+		relist int  // the relist read that decided the REMOVE; -1: none
+		drop   bool // that read failed
 		want   []string
 	}{{
 		name:   "one relist's REMOVE and ADD, logged 2.5 s apart",
@@ -77,6 +78,7 @@ func TestDecidedByWhenSent(t *testing.T) {
 		added:  added(0, 4900),
 		merges: merges(0, 4895),
 		relist: 4890,
+		drop:   true,
 		want:   []string{"ADD", "UPDATE"},
 	}, {
 		name:   "a relist's read merged seconds later, its file source blocked",
@@ -84,6 +86,7 @@ func TestDecidedByWhenSent(t *testing.T) {
 		added:  added(0, 4900),
 		merges: merges(0, 4895),
 		relist: 2000,
+		drop:   true,
 		want:   []string{"ADD", "UPDATE"},
 	}, {
 		name:   "a relist's drop and a fix's ADD 2 s later, logged back to back",
@@ -91,6 +94,7 @@ func TestDecidedByWhenSent(t *testing.T) {
 		added:  added(0, 5000),
 		merges: merges(0, 3001, 4999),
 		relist: 3000,
+		drop:   true,
 		want:   []string{"ADD", "REMOVE", "ADD"},
 	}, {
 		name:   "on the watch: sent no later than the ADD",
@@ -98,6 +102,13 @@ func TestDecidedByWhenSent(t *testing.T) {
 		added:  added(0, 4990),
 		merges: merges(0, 3000, 4985),
 		relist: -1,
+		want:   []string{"ADD", "UPDATE"},
+	}, {
+		name:   "a watch write's new UID, a relist read both files before the line",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(6000, "REMOVE"), line(6000, "ADD")},
+		added:  added(0, 4000),
+		merges: merges(0, 2600, 4000),
+		relist: 2500,
 		want:   []string{"ADD", "UPDATE"},
 	}, {
 		name:   "without the merges in the log, the lines decide",
@@ -113,7 +124,7 @@ func TestDecidedByWhenSent(t *testing.T) {
 				if tc.relist < 0 {
 					return decision{at: line}
 				}
-				return decision{at: ms(tc.relist), byRelist: true}
+				return decision{at: ms(tc.relist), byRelist: true, drop: tc.drop}
 			}
 			ops, removes := decidedAt(s, pod, decide)
 			if !slices.Equal(ops, tc.want) {

@@ -3,6 +3,7 @@
 package kubelet_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -83,6 +84,10 @@ func TestDeciderPairsALateLineWithItsDrop(t *testing.T) {
 			for i, line := range tc.lines {
 				d := decided(line)
 				got, by := d.at, d.byRelist
+				failed := slices.ContainsFunc(tc.reads, func(r kubelet.Read) bool { return r.Relist && r.Failed && r.At.Equal(got) })
+				if d.drop != (by && failed) {
+					t.Errorf("line %d at +%v: a drop: %v, want %v (only a relist's failed read is)", i, line.Sub(t0), d.drop, by && failed)
+				}
 				if !got.Equal(tc.want[i]) || by != tc.by[i] {
 					t.Errorf("line %d at +%v: decided at +%v (by a relist: %v), want +%v (%v)", i, line.Sub(t0), got.Sub(t0), by, tc.want[i].Sub(t0), tc.by[i])
 				}

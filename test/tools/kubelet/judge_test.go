@@ -817,16 +817,16 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 		if i+1 < len(lines) && lines[i+1].Op == "ADD" {
 			next := lines[i+1]
 			// Without the merges in the log, the lines. With them, a
-			// REMOVE a relist decided was sent at the first merge
-			// after its read (a file source blocked on the sync loop
-			// merges a read seconds later); any REMOVE, no later than
-			// its line or the ADD after it. A watch event's merge is
-			// not known: the folder's other files' events merge
-			// between, and a delete logs no read.
+			// REMOVE a relist's failed read decided was sent at the
+			// first merge after that read (a file source blocked on the
+			// sync loop merges a read seconds later); any REMOVE, no
+			// later than its line or the ADD after it. A watch event's
+			// merge is not known: the folder's other files' events
+			// merge between, and a delete logs no read.
 			sent, addSent := l.At, next.At
 			if adds < len(added) {
 				addSent = added[adds]
-				if m, ok := s.MergeAfter(rm.by.at); ok && rm.by.byRelist && m.Before(sent) {
+				if m, ok := s.MergeAfter(rm.by.at); ok && rm.by.drop && m.Before(sent) {
 					sent = m
 				}
 				if sent.After(addSent) {
@@ -1105,13 +1105,13 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 		if !watchDrops[last.verb] {
 			for _, dr := range drops {
 				if dr.start && dr.at.After(paired) && dr.at.Before(line) {
-					return decision{at: dr.at, byRelist: true}
+					return decision{at: dr.at, byRelist: true, drop: true}
 				}
 			}
 			after := types.Later(paired, lastLine)
 			for _, dr := range drops {
 				if dr.at.After(after) && dr.at.Before(line) {
-					return decision{at: dr.at, byRelist: true}
+					return decision{at: dr.at, byRelist: true, drop: true}
 				}
 			}
 		}
@@ -1129,10 +1129,12 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 
 // decision is what decided a SyncLoop REMOVE line (see decider): at, when
 // the kubelet's relist that made it read the scenario's files, or the line
-// itself; byRelist, that a relist decided it.
+// itself; byRelist, that a relist decided it; drop, that the relist's
+// read of one of the pod's files failed (the others are the relist after
+// the last step, which a busy sync loop's line may follow whatever made it).
 type decision struct {
-	at       time.Time
-	byRelist bool
+	at             time.Time
+	byRelist, drop bool
 }
 
 // removeTiming is one of podwatch's REMOVE lines against the kubelet's
@@ -1191,14 +1193,17 @@ func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLin
 				n++
 			}
 			if n < len(lines) {
+				// A REMOVE the kubelet may skip is a "may" even where it
+				// names the relist it may have come at: it claims no
+				// time the kubelet's line must follow.
 				kind := "watch"
 				switch {
+				case maySkipRE.MatchString(ev.Message):
+					kind = "may"
 				case strings.Contains(ev.Message, "an estimate"):
 					kind = "estimated"
 				case strings.Contains(ev.Message, "at its relist"):
 					kind = "relist"
-				case maySkipRE.MatchString(ev.Message):
-					kind = "may"
 				}
 				line, at, byRelist := lines[n].at, lines[n].by.at, lines[n].by.byRelist
 				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at)})
