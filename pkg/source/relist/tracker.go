@@ -65,7 +65,8 @@ type train struct {
 	// its grid and holds one tick for a receiver that is busy elsewhere:
 	// its file source, blocked sending to a busy sync loop, relists once
 	// when it is back, late, and next on the grid again; never early, and
-	// never twice between two grid points. Such a read keeps the train
+	// never twice between two grid points (but see doubled). Such a read
+	// keeps the train
 	// from stopping, but is not on the phase and moves nothing: another
 	// tool's one-off full read looks just the same.
 	heldUpAt time.Time
@@ -103,6 +104,23 @@ func (tr *train) heldUp(at time.Time, tol time.Duration) bool {
 	}
 	gp := tr.anchor.Add(at.Sub(tr.anchor) / tr.period * tr.period)
 	return !gp.Before(tr.nextAfter()) && at.Sub(gp) > tol && tr.heldUpAt.Before(gp)
+}
+
+// doubled says at may be the kubelet's relist right after one held up
+// that the train took for the one on its grid: a file source held up
+// nearly a period past a tick relists late, just before the next grid
+// point, and at once again for that point's tick, which its ticker held
+// meanwhile. The first fits the grid, as a read seen a little early; the
+// second, the relist due there, falls between two grid points after it.
+// Only a read on the grid after a grid point without one can be such a
+// late relist: after one on time, the kubelet reads nothing before the
+// next grid point.
+func (tr *train) doubled(at time.Time, tol time.Duration) bool {
+	if !tr.qualified || tr.periods-tr.prevPeriods < 2 || !at.After(tr.lastRead()) || !tr.heldUpAt.Before(tr.last) {
+		return false
+	}
+	next := tr.nextAfter()
+	return at.Sub(next.Add(-tr.period)) > tol && at.Before(next.Add(-tol))
 }
 
 // behindAt is when stopCycles periods passed since the train's last read
@@ -266,7 +284,7 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 			tr.replaceLast(at)
 		case tr.lateOn(at, t.tol):
 			tr.seenLate, tr.since = at, at
-		case tr == t.known && tr.heldUp(at, t.tol):
+		case tr == t.known && (tr.heldUp(at, t.tol) || tr.doubled(at, t.tol)):
 			// Not extended: a reader at another phase (the kubelet
 			// restarted) shows first as such reads, and must make its
 			// own train.

@@ -203,6 +203,18 @@ func TestTrackerScenarios(t *testing.T) {
 			heldUp: 11_600,
 		},
 		{
+			// Held up nearly a period past the tick at 10 s, the file
+			// source relists just before 12 s, which the train takes
+			// for the one on its grid, and again at once for the tick
+			// at 12 s its ticker held: that second read is held up.
+			name:  "a held-up relist just before a grid point, then its tick's at once: the second held up",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_950, 12_400, 14_000),
+			until: 14_500, final: types.RelistKnown, next: 15_950,
+			want:   []string{"known(2s)@6000"},
+			on:     []int{6000, 8000, 11_950, 14_000},
+			heldUp: 12_400,
+		},
+		{
 			name:  "relists held up for three periods: unknown, not lost, known again on the grid",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400, 15_300, 19_200, 20_000, 22_000),
 			until: 22_500, final: types.RelistKnown, next: 24_000,
