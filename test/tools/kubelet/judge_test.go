@@ -129,7 +129,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				beforeLine[rm.kind]++
 			}
 			if rm.kind == "relist" && rm.early {
-				msg := fmt.Sprintf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and before the relist that decided it, saying it came at the kubelet's relist", r.name, -rm.delay)
+				msg := fmt.Sprintf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and %v before the relist read the judge pairs it with (a relist decided it: %v), saying it came at the kubelet's relist: %q", r.name, -rm.delay, -rm.sinceDecided, rm.byRelist, rm.message)
 				// A known disagreement that names it covers it: the
 				// line still shows in every go.
 				if strings.Contains(r.disagreement, "early REMOVE") {
@@ -502,7 +502,9 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
-		for _, rm := range pw.removeDelays(t, full(p), removeLines[p]) {
+		// A fresh decider: decidedAt's took every REMOVE line, and this
+		// one takes those podwatch's REMOVEs pair with.
+		for _, rm := range pw.removeDelays(t, full(p), removeLines[p], decidedBy(p)) {
 			r.removes = append(r.removes, rm)
 			// A REMOVE the kubelet's relist decided must say so, or that
 			// podwatch's time for it is an estimate.
@@ -780,11 +782,10 @@ func decided(s kubelet.Snapshot, fullName string, decide func(line time.Time) de
 }
 
 // removeLine is a SyncLoop REMOVE line of a pod; folded, that decided
-// read it and the ADD after it as one UPDATE; by, what decided it.
+// read it and the ADD after it as one UPDATE.
 type removeLine struct {
 	at     time.Time
 	folded bool
-	by     decision
 }
 
 // decidedAt is decided with the pod's REMOVE lines, in order.
@@ -811,8 +812,9 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			continue
 		}
 		rm := removeLine{at: l.At}
+		var by decision
 		if decide != nil {
-			rm.by = decide(l.At)
+			by = decide(l.At)
 		}
 		if i+1 < len(lines) && lines[i+1].Op == "ADD" {
 			next := lines[i+1]
@@ -826,7 +828,7 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			sent, addSent := l.At, next.At
 			if adds < len(added) {
 				addSent = added[adds]
-				if m, ok := s.MergeAfter(rm.by.at); ok && rm.by.drop && m.Before(sent) {
+				if m, ok := s.MergeAfter(by.at); ok && by.drop && m.Before(sent) {
 					sent = m
 				}
 				if sent.After(addSent) {
@@ -1161,7 +1163,7 @@ type removeTiming struct {
 // run). A REMOVE podwatch printed with an ADD of the pod at once (a stop
 // and a start it says the kubelet made) may pair with a REMOVE that
 // decided read with its ADD as one UPDATE; any other skips those.
-func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLine) []removeTiming {
+func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLine, decidedBy func(line time.Time) decision) []removeTiming {
 	t.Helper()
 	p.mu.Lock()
 	printed := slices.Clone(p.printed)
@@ -1205,7 +1207,9 @@ func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLin
 				case strings.Contains(ev.Message, "at its relist"):
 					kind = "relist"
 				}
-				line, at, byRelist := lines[n].at, lines[n].by.at, lines[n].by.byRelist
+				line := lines[n].at
+				d := decidedBy(line)
+				at, byRelist := d.at, d.byRelist
 				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at)})
 			}
 			n++
