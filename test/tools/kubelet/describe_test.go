@@ -56,7 +56,6 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	}
 
 	const ns, pod = "kube-system", "web-" + describeNode
-	manifest := filepath.Join(k.Manifests, "web.yaml")
 	started := func(n int) func([]v1.Event) bool {
 		return func(evs []v1.Event) bool {
 			seen := map[string]int32{} // Event name -> count
@@ -73,9 +72,11 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 		}
 	}
 	for i, image := range []string{"registry.example/web:1", "registry.example/web:2"} {
-		if err := os.WriteFile(manifest, []byte(webManifest(image)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		// Renamed in whole: a file seen still open for writing makes
+		// podwatch say the kubelet may have read it mid-write, true under
+		// a load that holds the writer between its write and its close,
+		// but not the transcript's.
+		writeManifest(t, k, "web", webManifest(image))
 		if err := pw.wait(ctx, started(i+1)); err != nil {
 			t.Fatalf("podwatch's StaticPodStarted #%d: %v\npodwatch said:\n%s", i+1, err, pw.dump(t))
 		}

@@ -80,9 +80,7 @@ func TestDescribeShowsTheWarnings(t *testing.T) {
 	// before that the pod's status reaches no API object, and the first
 	// warning could not say it.
 	waitNodeReady(ctx, t, admin, describeNode)
-	if err := os.WriteFile(filepath.Join(k.Manifests, "web.yaml"), []byte(webManifest("registry.example/web:1")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeManifest(t, k, "web", webManifest("registry.example/web:1")) // whole, as in describe_test.go
 	// One Event said twice: the same message, its count grown.
 	step("StaticPodNotStarted, twice", func(evs []v1.Event) bool { return mostOf(evs, pod, types.ReasonNotStarted) >= 2 })
 	close(release)
