@@ -409,20 +409,27 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	// The file source logs a relist's entries in sorted order, RelistClock
 	// first and RelistEnd last; a read between them is the relist's.
 	inRelist := false
-	var held *Read // a relist's read, until the line after it
+	var held *Read // a relist's read, until the file source's next line
 	merging := ""  // the source of the merge last begun
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
-		// A relist's read is recorded with the line after it, which says
-		// whether the file source could make a pod of it: the History's
-		// reads are shared with snapshots and never change once added.
+		// A relist's read is recorded once the file source goes on to
+		// its next entry (a read, or a relist clock), or says it could
+		// not make a pod of it: the History's reads are shared with
+		// snapshots and never change once added. Other goroutines' lines
+		// come between on a loaded kubelet, so the failure need not be
+		// the line right after the read.
 		if held != nil {
-			if m := failedLine.FindStringSubmatch(line); m != nil && m[1] == held.Path && !strings.Contains(line, "no such file or directory") {
-				held.Failed = true
+			switch m := failedLine.FindStringSubmatch(line); {
+			case m != nil && m[1] == held.Path:
+				held.Failed = !strings.Contains(line, "no such file or directory")
+				k.hist.addRead(*held)
+				held = nil
+			case readLine.MatchString(line) || relistLine.MatchString(line) || missingLine.MatchString(line):
+				k.hist.addRead(*held)
+				held = nil
 			}
-			k.hist.addRead(*held)
-			held = nil
 		}
 		// A relist is dated by the kubelet's own clock, not by when this
 		// pipe delivered the line: whether a relist began before or after

@@ -11,15 +11,18 @@ import (
 )
 
 // The kubelet's log tells a full list from a watch read by the relist
-// clock folders around it, and a list that found the folder missing by its
-// error line, which must name the kubelet's own folder (with or without the
-// trailing slash its config may give) to count.
+// clock folders around it; a read the file source could not make a pod of
+// by its failure line, even with another goroutine's line between; and a
+// list that found the folder missing by its error line, which must name
+// the kubelet's own folder (with or without the trailing slash its config
+// may give) to count.
 func TestReadLogRelists(t *testing.T) {
 	k := &Kubelet{Manifests: "/d/manifests", RelistClock: "/d/manifests/!relist-clock", RelistEnd: "/d/manifests/~relist-end", hist: newHistory()}
 	log := strings.Join([]string{
 		`E0102 15:04:05.000000 1 file.go:174] "Provided manifest path is a directory, not recursing into manifest path" path="/d/manifests/!relist-clock"`,
 		`I0102 15:04:05.100000 1 file.go:200] "Reading config file" path="/d/manifests/a.yaml"`,
 		`I0102 15:04:05.110000 1 file.go:200] "Reading config file" path="/d/manifests/c.yaml"`,
+		`I0102 15:04:05.110050 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/x"]`,
 		`E0102 15:04:05.110100 1 file.go:186] "Could not process manifest file" err="/d/manifests/c.yaml: couldn't parse as pod(yaml: line 7: did not find expected ',' or '}'), please check config file" path="/d/manifests/c.yaml"`,
 		`I0102 15:04:05.120000 1 file.go:200] "Reading config file" path="/d/manifests/d.yaml"`,
 		`E0102 15:04:05.120100 1 file.go:186] "Could not process manifest file" err="/d/manifests/d.yaml: open /d/manifests/d.yaml: no such file or directory" path="/d/manifests/d.yaml"`,
