@@ -129,7 +129,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				beforeLine[rm.kind]++
 			}
 			if rm.kind == "relist" && rm.early {
-				msg := fmt.Sprintf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and %v before the relist read the judge pairs it with (a relist decided it: %v), saying it came at the kubelet's relist: %q", r.name, -rm.delay, -rm.sinceDecided, rm.byRelist, rm.message)
+				msg := fmt.Sprintf("%s: podwatch printed a REMOVE %v before the kubelet's sync loop had it, and %v before the relist read the judge pairs it with (a relist decided it: %v), saying it came at the kubelet's relist: %q; the run's timeline:%s", r.name, -rm.delay, -rm.sinceDecided, rm.byRelist, rm.message, r.timeline)
 				// A known disagreement that names it covers it: the
 				// line still shows in every go.
 				if strings.Contains(r.disagreement, "early REMOVE") {
@@ -250,6 +250,9 @@ type result struct {
 	agree        bool
 	failed       bool   // the run stopped on a failure before its end
 	disagreement string // the scenario's known-disagreement reason
+	// timeline is the run's timeline, for a check the summary makes
+	// after the run passed (CI keeps a passing run's log no more).
+	timeline string
 }
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
@@ -546,6 +549,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		fmt.Fprintf(&tl, "\n  +%.2fs %s", e.at.Sub(begin).Seconds(), e.what)
 	}
 	t.Logf("timeline:%s", tl.String())
+	r.timeline = tl.String()
 	if len(sc.outcomes) > 0 && !slices.Contains(sc.outcomes, r.kubelet) {
 		msg := fmt.Sprintf("the kubelet did %q, which is none of the outcomes the scenario allows %q: a race it does not know of", r.kubelet, sc.outcomes)
 		// A scenario marked for a heavy load's disagreements is one
