@@ -97,6 +97,14 @@ func TestDecidedByWhenSent(t *testing.T) {
 		drop:   true,
 		want:   []string{"ADD", "REMOVE", "ADD"},
 	}, {
+		name:   "a relist that found no valid file, the store sent again 1 ms later",
+		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(3010, "REMOVE"), line(3020, "ADD")},
+		added:  added(0, 3003),
+		merges: merges(0, 3001, 3002),
+		relist: 3000,
+		drop:   true,
+		want:   []string{"ADD", "REMOVE", "ADD"},
+	}, {
 		name:   "on the watch: sent no later than the ADD",
 		loops:  []kubelet.SyncLoop{line(0, "ADD"), line(5000, "REMOVE"), line(6500, "ADD")},
 		added:  added(0, 4990),

@@ -839,11 +839,17 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			// later than its line or the ADD after it. A watch event's
 			// merge is not known: the folder's other files' events
 			// merge between, and a delete logs no read.
+			// A relist's drop and an ADD of a later merge (a fix, or the
+			// store sent again by the next watch event after a relist
+			// that found no valid file) are two, however close.
 			sent, addSent := l.At, next.At
 			if adds < len(added) {
 				addSent = added[adds]
 				if m, ok := s.MergeAfter(by.at); ok && by.drop && m.Before(sent) {
 					sent = m
+					if later, ok := s.MergeAfter(m.Add(time.Nanosecond)); ok && !later.After(addSent) {
+						sent = time.Time{} // the ADD came in a later merge
+					}
 				}
 				if sent.After(addSent) {
 					sent = addSent
@@ -853,7 +859,7 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			if i+2 < len(lines) {
 				until = lines[i+2].At
 			}
-			if addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
+			if !sent.IsZero() && addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
 				adds++
 				lastAdd = next.At
 				rm.folded = true
