@@ -843,13 +843,13 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			// store sent again by the next watch event after a relist
 			// that found no valid file) are two, however close.
 			sent, addSent := l.At, next.At
+			laterMerge := false // the ADD came in a merge after the drop's
 			if adds < len(added) {
 				addSent = added[adds]
 				if m, ok := s.MergeAfter(by.at); ok && by.drop && m.Before(sent) {
 					sent = m
-					if later, ok := s.MergeAfter(m.Add(time.Nanosecond)); ok && !later.After(addSent) {
-						sent = time.Time{} // the ADD came in a later merge
-					}
+					later, ok := s.MergeAfter(m.Add(time.Nanosecond))
+					laterMerge = ok && !later.After(addSent)
 				}
 				if sent.After(addSent) {
 					sent = addSent
@@ -859,7 +859,7 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			if i+2 < len(lines) {
 				until = lines[i+2].At
 			}
-			if !sent.IsZero() && addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
+			if !laterMerge && addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
 				adds++
 				lastAdd = next.At
 				rm.folded = true
