@@ -11,17 +11,36 @@ import (
 
 func main() {
 	lines := flag.Int("lines", 25, "lines of each failed test's output in the digest")
+	raw := flag.String("raw", "", "append the whole test2json stream, passing tests' output too, to this file")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: testdigest [-lines N] go test -json [flags] [packages]")
+		fmt.Fprintln(os.Stderr, "usage: testdigest [-lines N] [-raw FILE] go test -json [flags] [packages]")
 		os.Exit(2)
 	}
-	os.Exit(run(flag.Args(), *lines, os.Stdout, os.Stderr))
+	var keep io.Writer
+	if *raw != "" {
+		f, err := os.OpenFile(*raw, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
+			os.Exit(1)
+		}
+		keep = f
+	}
+	code := run(flag.Args(), *lines, keep, os.Stdout, os.Stderr)
+	if keep != nil {
+		if err := keep.(*os.File).Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
 }
 
 // run runs args with its output read as a test2json stream and returns the
-// exit status.
-func run(args []string, lines int, stdout, stderr io.Writer) int {
+// exit status. With keep set, the stream is copied there as read: a
+// passing test's log (a marked disagreement of the judge's) is otherwise
+// gone.
+func run(args []string, lines int, keep io.Writer, stdout, stderr io.Writer) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -34,7 +53,11 @@ func run(args []string, lines int, stdout, stderr io.Writer) int {
 		return 1
 	}
 	d := newDigest(stdout, lines)
-	readErr := d.read(out)
+	var in io.Reader = out
+	if keep != nil {
+		in = io.TeeReader(out, keep)
+	}
+	readErr := d.read(in)
 	waitErr := cmd.Wait()
 	d.summary()
 	if readErr != nil {

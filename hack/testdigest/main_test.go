@@ -42,7 +42,7 @@ func TestB(t *testing.T) {
 		}
 	}
 	var out, errs bytes.Buffer
-	code := run([]string{"go", "-C", dir, "test", "-json", "-count=1", "./..."}, 5, &out, &errs)
+	code := run([]string{"go", "-C", dir, "test", "-json", "-count=1", "./..."}, 5, nil, &out, &errs)
 	if code != 1 {
 		t.Errorf("exit status %d, want go test's 1; stderr:\n%s", code, errs.String())
 	}
@@ -79,12 +79,13 @@ func TestB(t *testing.T) {
 	}
 }
 
-// All passing: the command's status, and no digest.
+// All passing: the command's status, and no digest; the kept stream has
+// the passing test's log, which the output leaves out.
 func TestNoDigestWhenAllPass(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"go.mod":      "module example.com/m\n\ngo 1.22\n",
-		"a/a_test.go": "package a\nimport \"testing\"\nfunc TestA(t *testing.T) {}\n",
+		"a/a_test.go": "package a\nimport \"testing\"\nfunc TestA(t *testing.T) { t.Log(\"kept-for-later\") }\n",
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -94,9 +95,12 @@ func TestNoDigestWhenAllPass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out, errs bytes.Buffer
-	if code := run([]string{"go", "-C", dir, "test", "-json", "-count=1", "./..."}, 5, &out, &errs); code != 0 {
+	var out, errs, kept bytes.Buffer
+	if code := run([]string{"go", "-C", dir, "test", "-json", "-count=1", "./..."}, 5, &kept, &out, &errs); code != 0 {
 		t.Errorf("exit status %d, want 0; stderr:\n%s\n%s", code, errs.String(), out.String())
+	}
+	if strings.Contains(out.String(), "kept-for-later") || !strings.Contains(kept.String(), "kept-for-later") {
+		t.Errorf("a passing test's log should be in the kept stream only; output:\n%s\nkept:\n%s", out.String(), kept.String())
 	}
 	if strings.Contains(out.String(), "failed") {
 		t.Errorf("a digest when nothing failed:\n%s", out.String())
@@ -106,7 +110,7 @@ func TestNoDigestWhenAllPass(t *testing.T) {
 // A command that is not there is an error, not a pass.
 func TestMissingCommand(t *testing.T) {
 	var out, errs bytes.Buffer
-	if code := run([]string{filepath.Join(t.TempDir(), "nothing")}, 5, &out, &errs); code == 0 {
+	if code := run([]string{filepath.Join(t.TempDir(), "nothing")}, 5, nil, &out, &errs); code == 0 {
 		t.Error("exit status 0 for a command that does not exist")
 	}
 }
