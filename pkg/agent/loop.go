@@ -48,8 +48,10 @@ type loop struct {
 	relistT       clock.Timer
 	pending       time.Time // a relist seen, waiting for relistT
 	// kubeletWritten and pendingWritten are those relists' files written
-	// while they ran (types.KubeletRelist.Written).
+	// while they ran (types.KubeletRelist.Written); kubeletListed and
+	// pendingListed, what their folder held at the open (Listed).
 	kubeletWritten, pendingWritten []types.RelistWrite
+	kubeletListed, pendingListed   []string
 
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
@@ -125,7 +127,7 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 // the detector saw written while it ran.
 func (l *loop) takeInRelist(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
-		l.kubeletRelist, l.kubeletWritten = l.pending, l.pendingWritten
+		l.kubeletRelist, l.kubeletWritten, l.kubeletListed = l.pending, l.pendingWritten, l.pendingListed
 		l.step(ctx)
 	}
 }
@@ -164,7 +166,7 @@ func (l *loop) step(ctx context.Context) {
 	now := l.clk.Now()
 	snap := *l.snap
 	if l.relist.State == types.RelistKnown {
-		snap.KubeletRelist, snap.KubeletRelistWritten = l.kubeletRelist, l.kubeletWritten
+		snap.KubeletRelist, snap.KubeletRelistWritten, snap.KubeletRelistListed = l.kubeletRelist, l.kubeletWritten, l.kubeletListed
 	}
 	snap.KubeletHeldUp, snap.KubeletRelistLost = l.relist.HeldUp, l.relistLost
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
@@ -206,9 +208,9 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	// (relistLag): also the one that made the phase known, which is not on
 	// it yet, so that podwatch's own relist never stands in once it is.
 	if last := o.Phase.Last; o.Phase.State == types.RelistKnown && last.After(l.pending) {
-		l.pending, l.pendingWritten = last, nil
+		l.pending, l.pendingWritten, l.pendingListed = last, nil, nil
 		if r := o.Relist; r != nil && r.At.Equal(last) {
-			l.pendingWritten = r.Written
+			l.pendingWritten, l.pendingListed = r.Written, r.Listed
 		}
 		if l.relistT == nil {
 			l.relistT = l.clk.NewTimer(lagFor(o.Phase.Period))
@@ -219,7 +221,7 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 			// waits for relistLag like them; the one a period before it is
 			// behind the kubelet, and taken in at once, so that podwatch's
 			// own relist no longer stands in meanwhile.
-			l.kubeletRelist, l.kubeletWritten = last.Add(-o.Phase.Period), nil
+			l.kubeletRelist, l.kubeletWritten, l.kubeletListed = last.Add(-o.Phase.Period), nil, nil
 		}
 	}
 	p := o.Phase

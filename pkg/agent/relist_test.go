@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,28 @@ func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
 	p.loop.takeInRelist(ctx)
 	if rm := removed(); len(rm) != 1 {
 		t.Fatalf("REMOVEs at the relist that read the invalid write: %+v", rm)
+	}
+}
+
+// What the folder held at the relist's open goes to the diff with the
+// relist: a name gone since went after it (pkg/diff goneafter.go).
+func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
+	f := newRelistFixture(t, 30*time.Millisecond)
+	p, at, good, other, snap := f.p, f.at, f.good, f.other, f.snap
+	ctx := context.Background()
+
+	snap(1, true, good, other)
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
+	listed := []string{"other.yaml", "web.yaml"}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Listed: listed}, Phase: known})
+	if p.loop.kubeletListed != nil {
+		t.Fatalf("listed %q before the relist was taken in", p.loop.kubeletListed)
+	}
+	p.loop.relistT.Stop()
+	p.loop.relistT = nil
+	p.loop.takeInRelist(ctx)
+	if !p.loop.kubeletRelist.Equal(at) || !slices.Equal(p.loop.kubeletListed, listed) {
+		t.Fatalf("taken in: relist %v listed %q, want %v and %q", p.loop.kubeletRelist, p.loop.kubeletListed, at, listed)
 	}
 }
 

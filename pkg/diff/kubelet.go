@@ -45,6 +45,9 @@ type kubeletView struct {
 	// watch event, the deleted file that did it. A recheck of the same
 	// snapshot keeps it, and passed, for the changes held back until then.
 	dropped map[string]string
+	// went holds, per name whose going the watch took in since the last
+	// relist, the key it last gave (see goneAfter).
+	went map[string]string
 	// passed holds, per key, the files the watch events gave it before
 	// the one the step ended with, in order, since the key's last message:
 	// each a restart the kubelet's sync loop was told of on the way.
@@ -181,6 +184,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
+	n.went = maps.Clone(v.went)
 	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
@@ -495,6 +499,10 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 			return
 		}
 		delete(v.keys, name)
+		if v.went == nil {
+			v.went = map[string]string{}
+		}
+		v.went[name] = key
 		if _, held := v.store[key]; !held {
 			return // the kubelet finds nothing to delete and sends nothing
 		}
@@ -611,6 +619,8 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	// The relist read every file: what the watch may have read before is
 	// what this relist replaces.
 	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop, v.lastRenamed = nil, nil, nil, "", nil, nil, ""
+	went := v.goneAfter(snap)
+	v.went = nil
 	if snap.PathErr != nil {
 		v.empty, v.plain = true, false // no folder: an empty pod list
 		v.ran, v.back = nil, nil
@@ -773,6 +783,10 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		v.empty, v.plain = true, false
 		v.ran, v.back = nil, nil
 		return
+	}
+	for _, key := range went {
+		delete(store, key)
+		plain = false
 	}
 	v.tookBack(snap, store, at)
 	v.store, v.empty, v.plain = store, false, plain

@@ -52,6 +52,13 @@ type KubeletRelist struct {
 	// queue, not by any clock: the kubelet read the file as it was at
 	// its open of it, and podwatch may have read it later, or earlier.
 	Written []RelistWrite
+	// Listed names, in byte order, the regular non-dot files the folder
+	// held at the relist's folder open: what its glob could return. A
+	// name among them that went since (deleted, moved away) went after
+	// the open, so the kubelet, which takes a relist and a watch event in
+	// one at a time, takes that going in after the relist. Shared: never
+	// modified.
+	Listed []string
 }
 
 // RelistWrite is a file written during a relist (KubeletRelist.Written).

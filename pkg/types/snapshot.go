@@ -42,6 +42,11 @@ type Snapshot struct {
 	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
 	// files it may have read newer than its folder open.
 	KubeletRelistWritten []RelistWrite
+	// KubeletRelistListed is what the folder held at that relist's open
+	// (KubeletRelist.Listed), set with KubeletRelist: a name among them
+	// gone since went after it, and its going stands over what the relist
+	// read.
+	KubeletRelistListed []string
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

@@ -504,7 +504,7 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 		return true
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
-	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes()}
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want}
 	d.log.Debug("full read of the folder seen", "path", d.opts.Path, "at", c.at, "files", c.opened,
 		"skipped", len(c.want)-c.opened, "onPhase", onPhase, "latency", seen.Sub(c.at))
 	return d.emit(ctx, out, changes, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,6 +216,19 @@ func TestDetectorWindow(t *testing.T) {
 	o := f.expect(1)[0]
 	if o.Relist == nil || !o.Relist.At.Equal(f.clk.Now().Add(-2*DefaultWindow)) || o.Relist.Files != 2 {
 		t.Fatalf("relist: %s", dump([]types.RelistObservation{o}))
+	}
+}
+
+// Listed is what the folder held at the open: a name deleted since (the
+// relist skips it) is in it, one created since is not.
+func TestDetectorListsWhatTheFolderHeldAtTheOpen(t *testing.T) {
+	f := startFake(t, []string{"a.yaml", "b.yaml", "c.yaml"})
+	f.nextWatch()
+	f.send(batch{events: append(opens("", "a.yaml"), event{op: went, name: "b.yaml"}, event{op: came, name: "bb.yaml", regular: true})})
+	f.send(batch{events: opens("c.yaml")})
+	o := f.expect(1)[0]
+	if o.Relist == nil || o.Relist.Files != 2 || !slices.Equal(o.Relist.Listed, []string{"a.yaml", "b.yaml", "c.yaml"}) {
+		t.Fatalf("relist: %s, want 2 files read of a.yaml, b.yaml, c.yaml listed", dump([]types.RelistObservation{o}))
 	}
 }
 

@@ -1,0 +1,73 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// goneAfterRelist replays what a loaded CI run showed: while web.yaml.bak
+// wins, web.yaml is deleted 40 ms after a relist of the kubelet's opened
+// the folder, and that relist is taken in a moment later, after the
+// watch's going; listed is what the detector says the folder held at that
+// open. It returns the ops of the going's step, of the take-in, and of the
+// take-in of the next relist, which opened the folder without web.yaml.
+func goneAfterRelist(t *testing.T, listed []string) (gone, takeIn, next []types.Change) {
+	t.Helper()
+	web := pod("web", "img:1")
+	bak := pod("web", "img:bak")
+	var st State
+	start := t0.Add(-20 * time.Second)
+	files := []types.File{valid("web.yaml", web, start), valid("web.yaml.bak", bak, start)}
+	snap := types.Snapshot{Time: start, Seq: 1, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs(files)}
+	if got := podOps(advanceAll(&st, snap, start)); got != "ADD web.yaml.bak" {
+		t.Fatalf("first list: %q", got)
+	}
+	at := t0 // the relist's folder open
+	deleted := at.Add(40 * time.Millisecond)
+	snap = types.Snapshot{Time: deleted, Seq: 2, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs(files[1:]),
+		Changed: []string{"web.yaml"}, Events: []types.WatchEvent{{Name: "web.yaml", Gone: true}}}
+	gone = advanceAll(&st, snap, deleted)
+	snap.KubeletRelist, snap.KubeletRelistListed = at, listed
+	takeIn = advanceAll(&st, snap, at.Add(relistLagForTest))
+	after := at.Add(20 * time.Second)
+	snap.KubeletRelist, snap.KubeletRelistListed = after, []string{"web.yaml.bak"}
+	next = advanceAll(&st, snap, after.Add(relistLagForTest))
+	return gone, takeIn, next
+}
+
+// The relist read both files; the going, taken in after it, dropped the
+// pod again: it starts at the next relist, not at this one.
+func TestGoingAfterTheRelistsOpenStandsOverIt(t *testing.T) {
+	gone, takeIn, next := goneAfterRelist(t, []string{"web.yaml", "web.yaml.bak"})
+	if got := podOps(gone); got != "REMOVE web.yaml" {
+		t.Fatalf("the going: %q, want REMOVE web.yaml", got)
+	}
+	if msg := removeMessage(gone); !strings.Contains(msg, "its next relist starts it again from web.yaml.bak") {
+		t.Errorf("REMOVE message %q: want it to say the next relist starts the pod again", msg)
+	}
+	if got := podOps(takeIn); got != "" {
+		t.Errorf("the relist that opened the folder before the going: %q, want nothing (the kubelet took the going in after it)", got)
+	}
+	if got := podOps(next); got != "ADD web.yaml.bak" {
+		t.Errorf("the next relist: %q, want ADD web.yaml.bak", got)
+	}
+}
+
+// The folder no longer held web.yaml at the relist's open: the going came
+// first, and the relist starts the pod from the .bak.
+func TestGoingBeforeTheRelistsOpen(t *testing.T) {
+	for _, listed := range [][]string{{"web.yaml.bak"}, nil} {
+		_, takeIn, next := goneAfterRelist(t, listed)
+		if got := podOps(takeIn); got != "ADD web.yaml.bak" {
+			t.Errorf("listed %q: the relist after the going: %q, want ADD web.yaml.bak", listed, got)
+		}
+		if got := podOps(next); got != "" {
+			t.Errorf("listed %q: the next relist: %q, want nothing", listed, got)
+		}
+	}
+}
