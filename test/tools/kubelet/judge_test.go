@@ -1179,16 +1179,24 @@ type removeTiming struct {
 }
 
 // removeDelays pairs each REMOVE podwatch printed for the pod fullName
-// with the kubelet's SyncLoop REMOVE of it, in order (see decidedBy in
-// run). A REMOVE podwatch printed with an ADD of the pod at once (a stop
-// and a start it says the kubelet made) may pair with a REMOVE that
-// decided read with its ADD as one UPDATE; any other skips those.
+// with the kubelet's SyncLoop REMOVE of it (see pairRemoves).
 func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLine, decidedBy func(line time.Time) decision) []removeTiming {
 	t.Helper()
 	p.mu.Lock()
 	printed := slices.Clone(p.printed)
 	p.mu.Unlock()
-	evs := p.events(t)
+	return pairRemoves(p.events(t), printed, fullName, lines, decidedBy)
+}
+
+// pairRemoves pairs each REMOVE among evs (printed at printed) for the pod
+// fullName with one of the kubelet's SyncLoop REMOVE lines of it, in order
+// (see decidedBy in run). A REMOVE podwatch printed with an ADD of the pod
+// at once (a stop and a start it says the kubelet made) may pair with a
+// REMOVE that decided read with its ADD as one UPDATE; any other skips
+// those. A restart podwatch said as an UPDATE takes such a line first, if
+// the line came before podwatch's next REMOVE: that REMOVE, said when the
+// kubelet acts or after, is not the restart the kubelet logged before it.
+func pairRemoves(evs []v1.Event, printed []time.Time, fullName string, lines []removeLine, decidedBy func(line time.Time) decision) []removeTiming {
 	ofPod := func(ev v1.Event) bool {
 		o := ev.InvolvedObject
 		return o.Kind == types.KindPod && o.Namespace+"/"+o.Name == fullName
@@ -1202,10 +1210,30 @@ func (p *podwatch) removeDelays(t *testing.T, fullName string, lines []removeLin
 		}
 		return false
 	}
+	// nextRemove is when the pod's next REMOVE after i was printed; zero
+	// for none.
+	nextRemove := func(i int) time.Time {
+		for j := i + 1; j < len(evs) && j < len(printed); j++ {
+			if ofPod(evs[j]) && evs[j].Reason == types.ReasonRemoved {
+				return printed[j]
+			}
+		}
+		return time.Time{}
+	}
 	counts := map[string]int32{}
 	n := 0
 	var out []removeTiming
 	for i, ev := range evs {
+		if ev.Reason == types.ReasonUpdated && ofPod(ev) && i < len(printed) {
+			before := nextRemove(i)
+			for range ev.Count - counts[ev.Name] {
+				if n < len(lines) && lines[n].folded && (before.IsZero() || lines[n].at.Before(before)) {
+					n++
+				}
+			}
+			counts[ev.Name] = max(counts[ev.Name], ev.Count)
+			continue
+		}
 		if ev.Reason != types.ReasonRemoved || !ofPod(ev) || i >= len(printed) {
 			continue
 		}
