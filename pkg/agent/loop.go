@@ -40,6 +40,10 @@ type loop struct {
 	// relistLost is when the known phase was last lost, until it is
 	// known again (Snapshot.KubeletRelistLost).
 	relistLost time.Time
+	// uneven is when the detector last saw the kubelet's relists come
+	// less than a period apart while no phase was known
+	// (Snapshot.KubeletUneven).
+	uneven time.Time
 	// kubeletRelist is the kubelet relist the diff is told of
 	// (Snapshot.KubeletRelist): the last one on a known phase, once
 	// relistLag has passed since it was seen (relistT); zero while the
@@ -168,7 +172,7 @@ func (l *loop) step(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
 		snap.KubeletRelist, snap.KubeletRelistWritten, snap.KubeletRelistListed = l.kubeletRelist, l.kubeletWritten, l.kubeletListed
 	}
-	snap.KubeletHeldUp, snap.KubeletRelistLost = l.relist.HeldUp, l.relistLost
+	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
@@ -204,6 +208,9 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	l.metrics.ObserveRelist(o)
 	prev := l.relist
 	l.relist = o.Phase
+	if r := o.Relist; r != nil && r.Uneven {
+		l.uneven = r.At
+	}
 	// The diff takes the phase's last relist in a moment later
 	// (relistLag): also the one that made the phase known, which is not on
 	// it yet, so that podwatch's own relist never stands in once it is.

@@ -352,3 +352,20 @@ func newRelistFixture(t *testing.T, badAfter time.Duration) *relistFixture {
 	f.removed = func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
 	return f
 }
+
+// Full reads less than a period apart while no phase is known go to the
+// diff at once, as a phase seen lost does: a held-up file source's.
+func TestLoopTellsTheDiffOfUnevenReads(t *testing.T) {
+	f := newRelistFixture(t, 30*time.Millisecond)
+	p, at := f.p, f.at
+	ctx := context.Background()
+	unknown := types.RelistPhase{Why: "no periodic full read of the folder seen yet"}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at.Add(-time.Second)}, Phase: unknown})
+	if !p.loop.uneven.IsZero() {
+		t.Fatalf("uneven %v after an even read", p.loop.uneven)
+	}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, Uneven: true}, Phase: unknown})
+	if !p.loop.uneven.Equal(at) {
+		t.Fatalf("uneven %v, want the read's %v", p.loop.uneven, at)
+	}
+}

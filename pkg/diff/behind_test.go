@@ -22,16 +22,20 @@ func TestBehindKubeletMayRestartMore(t *testing.T) {
 		period time.Duration
 		heldUp time.Duration // before the edit; 0: never seen
 		lost   time.Duration // the phase lost before the edit; 0: not lost
+		uneven time.Duration // reads less than a period apart, no phase known; 0: none
 		want   bool
 	}{
-		{"never held up", 20 * time.Second, 0, 0, false},
-		{"held up a period ago", 20 * time.Second, 20 * time.Second, 0, true},
-		{"held up four periods ago", 20 * time.Second, 80 * time.Second, 0, false},
-		{"a 2s period, held up 30s ago: a minute at least", 2 * time.Second, 30 * time.Second, 0, true},
-		{"a 2s period, held up 70s ago", 2 * time.Second, 70 * time.Second, 0, false},
-		{"a 2s period, its phase lost 2s ago", 2 * time.Second, 0, 2 * time.Second, true},
-		{"a 2s period, its phase lost 70s ago", 2 * time.Second, 0, 70 * time.Second, false},
-		{"held up long ago, lost lately", 2 * time.Second, 70 * time.Second, 2 * time.Second, true},
+		{"never held up", 20 * time.Second, 0, 0, 0, false},
+		{"held up a period ago", 20 * time.Second, 20 * time.Second, 0, 0, true},
+		{"held up four periods ago", 20 * time.Second, 80 * time.Second, 0, 0, false},
+		{"a 2s period, held up 30s ago: a minute at least", 2 * time.Second, 30 * time.Second, 0, 0, true},
+		{"a 2s period, held up 70s ago", 2 * time.Second, 70 * time.Second, 0, 0, false},
+		{"a 2s period, its phase lost 2s ago", 2 * time.Second, 0, 2 * time.Second, 0, true},
+		{"a 2s period, its phase lost 70s ago", 2 * time.Second, 0, 70 * time.Second, 0, false},
+		{"held up long ago, lost lately", 2 * time.Second, 70 * time.Second, 2 * time.Second, 0, true},
+		{"a 2s period, uneven reads 6s ago", 2 * time.Second, 0, 0, 6 * time.Second, true},
+		{"a 20s period, uneven reads 50s ago", 20 * time.Second, 0, 0, 50 * time.Second, true},
+		{"a 2s period, uneven reads 70s ago", 2 * time.Second, 0, 0, 70 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := publishedState(t, snap(true, valid("web.yaml", pod("web", "img:1"), t0)))
@@ -43,6 +47,9 @@ func TestBehindKubeletMayRestartMore(t *testing.T) {
 			}
 			if tc.lost > 0 {
 				s.KubeletRelistLost = edit.Add(-tc.lost)
+			}
+			if tc.uneven > 0 {
+				s.KubeletUneven = edit.Add(-tc.uneven)
 			}
 			opts := testOpts
 			opts.RelistPeriod = tc.period

@@ -752,7 +752,9 @@ func (c *computation) watchless(effect string) string {
 // A phase lost lately (Snapshot.KubeletRelistLost) counts the same, said as
 // a may: the kubelet's relists stopped showing, as a held-up file source's
 // slow reads do, and a kubelet that is down or reads another folder makes
-// no restart at all.
+// no restart at all. So do full reads less than a period apart while no
+// phase is known (Snapshot.KubeletUneven): a held-up file source's, which
+// keep the phase from being learnt, or another reader's.
 func (c *computation) behind(effect string) string {
 	if strings.Contains(effect, "relist") {
 		return effect
@@ -761,11 +763,13 @@ func (c *computation) behind(effect string) string {
 		return !at.IsZero() && c.snapTime().Sub(at) <= max(behindPeriods*c.opts.RelistPeriod, behindFor)
 	}
 	const more = "so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way"
-	switch h, lost := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost; {
+	switch h, lost, uneven := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost, c.snap.KubeletUneven; {
 	case recent(h):
 		return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), %s", h.UTC().Format(time.RFC3339Nano), more)
 	case recent(lost):
 		return effect + fmt.Sprintf("; the kubelet's file source may run behind (podwatch lost sight of its relist at %s, as when a busy sync loop holds it up), %s", lost.UTC().Format(time.RFC3339Nano), more)
+	case recent(uneven):
+		return effect + fmt.Sprintf("; the kubelet's file source may run behind (a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's), %s", uneven.UTC().Format(time.RFC3339Nano), more)
 	}
 	return effect
 }

@@ -59,6 +59,13 @@ type KubeletRelist struct {
 	// one at a time, takes that going in after the relist. Shared: never
 	// modified.
 	Listed []string
+	// Uneven: no phase was known, and this read came less than the
+	// kubelet's period after the full read before it (by more than the
+	// tolerance), neither of them just after a list of podwatch's own.
+	// The kubelet's ticker never relists that soon unless its file source
+	// was held up and took a held tick late; another periodic reader of
+	// every file (a backup tool) looks the same.
+	Uneven bool
 }
 
 // RelistWrite is a file written during a relist (KubeletRelist.Written).

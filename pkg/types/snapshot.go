@@ -38,6 +38,12 @@ type Snapshot struct {
 	// the folder slowly and late, so that its relists stop showing as one:
 	// it may then run behind as after a relist seen late.
 	KubeletRelistLost time.Time
+	// KubeletUneven is when podwatch last saw two full reads of the
+	// folder less than the kubelet's period apart while it knew no phase
+	// (KubeletRelist.Uneven); set by the agent like KubeletRelist. Such
+	// relists are a held-up file source's, as a late one is on a known
+	// phase.
+	KubeletUneven time.Time
 	// KubeletRelistWritten is what that relist read that was written
 	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
 	// files it may have read newer than its folder open.

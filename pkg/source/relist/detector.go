@@ -244,11 +244,14 @@ type Detector struct {
 	// last list and the events since leave them; known says there is such
 	// a list. A candidate keeps the slice it was given: shared says one
 	// may, so the next change copies it first.
-	names   []string
-	known   bool
-	shared  bool
-	listed  int           // files in the folder at the last folder open, -1 before one
-	retryIn time.Duration // while the watch is down: when to try again (0: never)
+	names  []string
+	known  bool
+	shared bool
+	listed int // files in the folder at the last folder open, -1 before one
+	// lastRead is the folder open of the last full read recognised that
+	// did not follow a list of podwatch's own (see uneven).
+	lastRead time.Time
+	retryIn  time.Duration // while the watch is down: when to try again (0: never)
 }
 
 // New checks opts (zero durations take the defaults) and builds a
@@ -505,6 +508,10 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
 	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want}
+	if !d.afterOwnList(c.at) {
+		r.Uneven = d.uneven(c.at)
+		d.lastRead = c.at
+	}
 	d.log.Debug("full read of the folder seen", "path", d.opts.Path, "at", c.at, "files", c.opened,
 		"skipped", len(c.want)-c.opened, "onPhase", onPhase, "latency", seen.Sub(c.at))
 	return d.emit(ctx, out, changes, r)
@@ -622,6 +629,32 @@ func (d *Detector) mayBeOwn(c *candidate) bool {
 		}
 	}
 	return !d.w.Aged(c.want, d.wallNow().Add(-OwnRereadWindow-d.opts.OwnListPeriod))
+}
+
+// afterOwnList says a list of podwatch's own file source began just
+// before at (within OwnListLag): a full read opened then may be that
+// list, whatever the files' ages (its first list reads every file).
+func (d *Detector) afterOwnList(at time.Time) bool {
+	own := d.opts.OwnLists
+	if own == nil {
+		return false
+	}
+	s := own.ListStarted()
+	return !s.IsZero() && !at.Before(s) && at.Sub(s) <= OwnListLag
+}
+
+// uneven says a full read opened at at came less than the kubelet's
+// period after the one before, by more than the tolerance, while no phase
+// is known (see types.KubeletRelist.Uneven). On a known phase, or one
+// followed while held up, the tracker says when relists come late.
+func (d *Detector) uneven(at time.Time) bool {
+	p, tol := d.opts.KubeletPeriod, d.opts.Tolerance
+	ph := d.tracker.Phase()
+	if p <= 0 || d.lastRead.IsZero() || ph.State == types.RelistKnown || !ph.HeldUp.IsZero() {
+		return false
+	}
+	gap := at.Sub(d.lastRead)
+	return gap > tol && gap < p-tol
 }
 
 // emit sends the phases passed through, then the relist with the phase

@@ -45,11 +45,19 @@ type fakeRun struct {
 
 func startFake(t *testing.T, names []string, fails ...error) *fakeRun {
 	t.Helper()
+	return startFakeWith(t, Options{}, testingclock.NewFakeClock(base), names, fails...)
+}
+
+// startFakeWith is startFake with opts (Enabled and Path are set) and
+// clk, which must be at base.
+func startFakeWith(t *testing.T, opts Options, clk *testingclock.FakeClock, names []string, fails ...error) *fakeRun {
+	t.Helper()
 	f := &fakeRun{
-		t: t, clk: testingclock.NewFakeClock(base),
+		t: t, clk: clk,
 		out: make(chan types.RelistObservation), watches: make(chan *fakeWatch, 8), fails: fails,
 	}
-	d, err := New(Options{Enabled: true, Path: "/manifests"}, f.clk, testLogger(t))
+	opts.Enabled, opts.Path = true, "/manifests"
+	d, err := New(opts, f.clk, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +237,43 @@ func TestDetectorListsWhatTheFolderHeldAtTheOpen(t *testing.T) {
 	o := f.expect(1)[0]
 	if o.Relist == nil || o.Relist.Files != 2 || !slices.Equal(o.Relist.Listed, []string{"a.yaml", "b.yaml", "c.yaml"}) {
 		t.Fatalf("relist: %s, want 2 files read of a.yaml, b.yaml, c.yaml listed", dump([]types.RelistObservation{o}))
+	}
+}
+
+// With no phase known, a full read less than the kubelet's period after
+// the one before is uneven, as a held-up file source's relists are; one
+// that opened the folder just after a list of podwatch's own began is
+// neither uneven nor the read the next is measured from.
+func TestDetectorSaysUnevenReads(t *testing.T) {
+	clk := testingclock.NewFakeClock(base)
+	own := ownLists{clk: clk, starts: []time.Duration{2950 * time.Millisecond}}
+	f := startFakeWith(t, Options{KubeletPeriod: 2 * time.Second, OwnLists: own}, clk, []string{"a.yaml", "b.yaml"})
+	f.nextWatch()
+	read := func() *types.KubeletRelist {
+		t.Helper()
+		f.send(batch{events: opens("", "a.yaml", "b.yaml")})
+		for {
+			if o := f.expect(1)[0]; o.Relist != nil {
+				return o.Relist
+			}
+		}
+	}
+	for i, tc := range []struct {
+		at     time.Duration // after base
+		uneven bool
+	}{
+		{0, false},
+		{190 * time.Millisecond, true},   // a held tick taken late
+		{2190 * time.Millisecond, false}, // a period after
+		{3000 * time.Millisecond, false}, // podwatch's own list
+		{4500 * time.Millisecond, false}, // 2.31 s after the last that counts
+		{4700 * time.Millisecond, true},  // 200 ms after that
+	} {
+		f.clk.SetTime(base.Add(tc.at))
+		r := read()
+		if r.Uneven != tc.uneven {
+			t.Fatalf("read %d at +%v: uneven %v, want %v (%s)", i, tc.at, r.Uneven, tc.uneven, dump([]types.RelistObservation{{Relist: r}}))
+		}
 	}
 }
 
