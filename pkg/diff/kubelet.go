@@ -633,8 +633,15 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	// relist before it read it is another matter: the relist read that
 	// write (see midrelist.go).
 	at := snap.KubeletRelist
-	later := func(f *types.File) bool { return !at.IsZero() && f.ChangedAt.After(at) }
 	written := midRelistWritten(snap)
+	later := func(f *types.File) bool {
+		if w, ok := written[f.Name]; ok && w.After && !w.Before {
+			// Written after the relist read it, by the detector's queue:
+			// the relist's time, which may be dated late, says nothing.
+			return true
+		}
+		return !at.IsZero() && f.ChangedAt.After(at)
+	}
 	type midRead struct {
 		read  *types.File
 		since bool // the watch took a content in after it

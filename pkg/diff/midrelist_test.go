@@ -218,3 +218,42 @@ func emptyRelistBroughtBack(t *testing.T, gone bool) {
 		t.Fatalf("the next relist: %q", got)
 	}
 }
+
+// The only manifest turned invalid just after the kubelet's relist read
+// it, which the detector read in one batch with the write, so that the
+// relist is dated after podwatch read the write: the detector's queue
+// says the write came after the relist's read. The relist read the file
+// valid and kept the pod; the next one finds no valid file.
+func TestKubeletRelistDatedAfterAWriteThatCameAfterItsRead(t *testing.T) {
+	web := pod("web", "img:1")
+	var st State
+	start := t0.Add(-20 * time.Second)
+	step := func(now, relist time.Time, written []types.RelistWrite, seq uint64, f types.File, changed bool) []types.Change {
+		t.Helper()
+		s := types.Snapshot{Time: now, Seq: seq, Path: "/m", Watch: types.WatchStatus{Up: true},
+			KubeletRelist: relist, KubeletRelistWritten: written, Files: ptrs([]types.File{f})}
+		if changed {
+			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
+		} else if seq == 1 {
+			s.Relist = true
+		}
+		return advanceAll(&st, s, now)
+	}
+	if got := podOps(step(start, start, nil, 1, valid("web.yaml", web, start), false)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 7: did not find expected ',' or '}'"),
+		ChangedAt: t0.Add(5 * time.Millisecond), Complete: true}
+	if got := podOps(step(bad.ChangedAt, start, nil, 2, bad, true)); got != "" {
+		t.Fatalf("the invalid write on the watch: %q, want nothing", got)
+	}
+	at := t0.Add(10 * time.Millisecond) // the relist, dated by the batch that held the write too
+	after := []types.RelistWrite{{Name: "web.yaml", After: true}}
+	if got := podOps(step(at.Add(relistLagForTest), at, after, 2, bad, false)); got != "" {
+		t.Errorf("the relist that read web.yaml before the write: %q, want nothing", got)
+	}
+	next := at.Add(2 * time.Second)
+	if got := podOps(step(next.Add(relistLagForTest), next, nil, 2, bad, false)); got != "REMOVE web.yaml" {
+		t.Errorf("the next relist: %q, want REMOVE web.yaml", got)
+	}
+}

@@ -466,29 +466,55 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			return false
 		}
 	}
+	// done is a relist completed in this batch: it is passed on at the
+	// batch's end, so that a write the queue holds after its last open
+	// is known to be after the relist read the file (see
+	// types.RelistWrite.After), though every event of the batch has one
+	// time, which may be after podwatch read that write; a relist dated
+	// by it would seem to have read the write.
+	var done *candidate
 	for _, e := range b.events {
 		var c *candidate
 		switch {
 		case e.op == opened && e.name == "":
+			if done != nil && !d.relisted(ctx, out, done, b.at) {
+				return false
+			}
+			done = nil
 			if !d.folderOpened(ctx, out, b.at) {
 				return false
 			}
 		case e.op == opened:
+			// An open after the relist completed is another reader's
+			// (podwatch's own, reading a write): it says nothing of
+			// what the relist read.
 			c = d.fileOpened(e.name, b.at)
 		case e.op == wrote:
 			for _, c := range d.cands {
 				c.write(e.name, b.since)
+			}
+			if done != nil {
+				done.write(e.name, b.since)
 			}
 		default:
 			// A name that no longer names a regular file is not opened
 			// under it: the kubelet skips what is not a regular file and
 			// reads a symlink's target under the target's name.
 			present := e.op == came && e.regular
+			if done != nil && present {
+				done.write(e.name, b.since)
+			}
 			c = d.nameChanged(e.name, present, !present, b.since)
 		}
-		if c != nil && !d.relisted(ctx, out, c, b.at) {
-			return false
+		if c != nil {
+			if done != nil && !d.relisted(ctx, out, done, b.at) {
+				return false
+			}
+			done = c
 		}
+	}
+	if done != nil && !d.relisted(ctx, out, done, b.at) {
+		return false
 	}
 	if b.gone {
 		// The folder was replaced or went away: watch whatever the path

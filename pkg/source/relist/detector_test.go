@@ -240,6 +240,20 @@ func TestDetectorListsWhatTheFolderHeldAtTheOpen(t *testing.T) {
 	}
 }
 
+// A write the queue holds after the relist's last open, in the batch
+// that completed it, came after the relist read the file: every event of
+// the batch has one time, and podwatch may have read the write before it.
+func TestDetectorSaysAWriteAfterTheRelistInItsBatch(t *testing.T) {
+	f := startFake(t, []string{"a.yaml"})
+	f.nextWatch()
+	f.send(batch{events: append(opens("", "a.yaml"), event{op: opened, name: "a.yaml"}, event{op: wrote, name: "a.yaml"})})
+	o := f.expect(1)[0]
+	want := []types.RelistWrite{{Name: "a.yaml", After: true}}
+	if o.Relist == nil || !slices.Equal(o.Relist.Written, want) {
+		t.Fatalf("relist: %s, want a.yaml written after its read", dump([]types.RelistObservation{o}))
+	}
+}
+
 // With no phase known, a full read less than the kubelet's period after
 // the one before is uneven, as a held-up file source's relists are; one
 // that opened the folder just after a list of podwatch's own began is
