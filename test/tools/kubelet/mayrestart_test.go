@@ -133,31 +133,44 @@ func covers(said []claim, loop []string) bool {
 	if s.mayDrop && s.op == "UPDATE" && len(loop) >= 2 && loop[0] == "REMOVE" && loop[1] == "ADD" && covers(said[1:], loop[2:]) {
 		return true
 	}
-	for k := 0; k <= s.mayMore && k < len(loop); k++ {
-		if k > 0 && loop[k-1] != "UPDATE" {
+	// at matches s at loop[k], after restarts on the way to it, up to
+	// left more.
+	var at func(k, left int) bool
+	at = func(k, left int) bool {
+		if k >= len(loop) {
 			return false
 		}
 		if loop[k] == "UPDATE" && s.op == "REMOVE" && len(said) > 1 && said[1].op == "ADD" && covers(said[2:], loop[k+1:]) {
 			return true
 		}
-		if loop[k] != s.op {
-			continue
+		if loop[k] == s.op {
+			rest := loop[k+1:]
+			if covers(said[1:], rest) {
+				return true
+			}
+			if s.mayDrop {
+				if len(rest) >= 2 && rest[0] == "REMOVE" && rest[1] == "ADD" && covers(said[1:], rest[2:]) {
+					return true
+				}
+				if len(rest) >= 1 && rest[0] == "UPDATE" && covers(said[1:], rest[1:]) {
+					return true
+				}
+			}
 		}
-		rest := loop[k+1:]
-		if covers(said[1:], rest) {
-			return true
+		if left == 0 {
+			return false
 		}
-		if !s.mayDrop {
-			continue
+		switch {
+		case loop[k] == "UPDATE":
+			return at(k+1, left-1)
+		case s.mayMore == anyMore && loop[k] == "REMOVE" && k+1 < len(loop) && loop[k+1] == "ADD":
+			// A file source behind restarts the pod on the way in any
+			// way: a drop and a start seconds apart are a restart too.
+			return at(k+2, left-1)
 		}
-		if len(rest) >= 2 && rest[0] == "REMOVE" && rest[1] == "ADD" && covers(said[1:], rest[2:]) {
-			return true
-		}
-		if len(rest) >= 1 && rest[0] == "UPDATE" && covers(said[1:], rest[1:]) {
-			return true
-		}
+		return false
 	}
-	return false
+	return at(0, s.mayMore)
 }
 
 // A "may restart" covers the restarts it names and no more, and only
@@ -188,6 +201,10 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, u, u, behindRm, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "REMOVE"}, false},
+		// editor-emacs with the file source behind: a drop on the way
+		// and the start a relist made seconds later.
+		{[]claim{add, behindU, behindU}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "REMOVE", "ADD", "UPDATE"}, true},
+		{[]claim{add, u2, u}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD", "UPDATE"}, false},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE"}, true},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, u1}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, false},
