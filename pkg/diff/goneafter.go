@@ -41,3 +41,27 @@ func (v *kubeletView) goneAfter(snap types.Snapshot) []string {
 	}
 	return out
 }
+
+// bornUnlisted names the files the watch created since the last relist
+// that the folder did not hold at snap's relist's open: that relist never
+// read them, though it may be dated after podwatch read them (the
+// detector dates it by the batch it read the open in, which may come
+// late), and after a first content podwatch read part-written (os.WriteFile
+// creates the file empty). nil without the detector's list.
+func (v *kubeletView) bornUnlisted(snap types.Snapshot) map[string]bool {
+	listed := snap.KubeletRelistListed
+	if len(v.born) == 0 || len(listed) == 0 {
+		return nil
+	}
+	var out map[string]bool
+	for name := range v.born {
+		if _, read := slices.BinarySearch(listed, name); read {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[name] = true
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,44 @@ func TestGoingBeforeTheRelistsOpen(t *testing.T) {
 		if got := podOps(next); got != "" {
 			t.Errorf("listed %q: the next relist: %q, want nothing", listed, got)
 		}
+	}
+}
+
+// A manifest created just after a relist opened the folder, read by
+// podwatch first empty (os.WriteFile creates it so) and then whole, while
+// the detector read the relist late, dating it between the two reads (a
+// loaded local go: a REMOVE "at its relist" 20 s before the kubelet's).
+// The folder did not hold the file at the open, so the relist did not
+// read it, empty or not: the pod the watch started runs on.
+func TestFileCreatedAfterTheRelistsOpenIsNotReadByIt(t *testing.T) {
+	web, other := pod("web", "img:1"), pod("other", "img:1")
+	var st State
+	start := t0.Add(-20 * time.Second)
+	files := []types.File{valid("other.yaml", other, start)}
+	snap := types.Snapshot{Time: start, Seq: 1, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs(files)}
+	if got := podOps(advanceAll(&st, snap, start)); got != "ADD other.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	step := func(seq uint64, f types.File) []types.Change {
+		t.Helper()
+		snap = types.Snapshot{Time: f.ChangedAt, Seq: seq, Path: "/m", Watch: types.WatchStatus{Up: true},
+			KubeletRelist: start, Files: ptrs([]types.File{files[0], f}), Changed: []string{f.Name}, Events: []types.WatchEvent{{Name: f.Name}}}
+		return advanceAll(&st, snap, f.ChangedAt.Add(time.Second))
+	}
+	empty := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("kind: Required value"), ChangedAt: t0.Add(5 * time.Millisecond)}
+	step(2, empty)
+	if got := podOps(step(3, valid("web.yaml", web, t0.Add(8*time.Millisecond)))); got != "ADD web.yaml" {
+		t.Fatalf("the new file, whole: %q, want ADD web.yaml", got)
+	}
+	at := t0.Add(6 * time.Millisecond) // the relist, dated between podwatch's two reads
+	snap.KubeletRelist, snap.KubeletRelistListed = at, []string{"other.yaml"}
+	if got := podOps(advanceAll(&st, snap, at.Add(relistLagForTest))); got != "" {
+		t.Errorf("the relist that opened the folder before web.yaml was created: %q, want nothing", got)
+	}
+	next := at.Add(20 * time.Second)
+	snap.KubeletRelist, snap.KubeletRelistListed = next, []string{"other.yaml", "web.yaml"}
+	if got := podOps(advanceAll(&st, snap, next.Add(relistLagForTest))); got != "" {
+		t.Errorf("the next relist: %q, want nothing", got)
 	}
 }

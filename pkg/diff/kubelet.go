@@ -618,6 +618,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 func (v *kubeletView) replace(snap types.Snapshot) {
 	// The relist read every file: what the watch may have read before is
 	// what this relist replaces.
+	unlisted := v.bornUnlisted(snap)
 	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop, v.lastRenamed = nil, nil, nil, "", nil, nil, ""
 	went := v.goneAfter(snap)
 	v.went = nil
@@ -640,7 +641,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			// the relist's time, which may be dated late, says nothing.
 			return true
 		}
-		return !at.IsZero() && f.ChangedAt.After(at)
+		return unlisted[f.Name] || !at.IsZero() && f.ChangedAt.After(at)
 	}
 	type midRead struct {
 		read  *types.File
@@ -665,8 +666,9 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	for _, f := range snap.Files {
 		// Changed since the folder open, and not written while the relist
 		// ran: written before it, and read by it as podwatch read it last
-		// before then, if podwatch kept that content.
-		if _, ok := written[f.Name]; ok || !later(f) {
+		// before then, if podwatch kept that content. Not one created
+		// after the open: the relist never read it.
+		if _, ok := written[f.Name]; ok || unlisted[f.Name] || !later(f) {
 			continue
 		}
 		if r := v.readBefore(f, at); r != nil {
