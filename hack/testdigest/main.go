@@ -17,21 +17,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: testdigest [-lines N] [-raw FILE] go test -json [flags] [packages]")
 		os.Exit(2)
 	}
-	var keep io.Writer
-	if *raw != "" {
-		f, err := os.OpenFile(*raw, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
-			os.Exit(1)
-		}
-		keep = f
+	if *raw == "" {
+		os.Exit(run(flag.Args(), *lines, nil, os.Stdout, os.Stderr))
 	}
-	code := run(flag.Args(), *lines, keep, os.Stdout, os.Stderr)
-	if keep != nil {
-		if err := keep.(*os.File).Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
-			code = max(code, 1)
-		}
+	f, err := os.OpenFile(*raw, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
+		os.Exit(1)
+	}
+	code := run(flag.Args(), *lines, f, os.Stdout, os.Stderr)
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "testdigest: %v\n", err)
+		code = max(code, 1)
 	}
 	os.Exit(code)
 }

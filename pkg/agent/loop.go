@@ -51,11 +51,10 @@ type loop struct {
 	kubeletRelist time.Time
 	relistT       clock.Timer
 	pending       time.Time // a relist seen, waiting for relistT
-	// kubeletWritten and pendingWritten are those relists' files written
-	// while they ran (types.KubeletRelist.Written); kubeletListed and
-	// pendingListed, what their folder held at the open (Listed).
-	kubeletWritten, pendingWritten []types.RelistWrite
-	kubeletListed, pendingListed   []string
+	// kubeletSeen and pendingSeen are those relists as the detector saw
+	// them (the files written while they ran, what the folder held at the
+	// open); nil for one known by the phase alone.
+	kubeletSeen, pendingSeen *types.KubeletRelist
 
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
@@ -131,7 +130,7 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 // the detector saw written while it ran.
 func (l *loop) takeInRelist(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
-		l.kubeletRelist, l.kubeletWritten, l.kubeletListed = l.pending, l.pendingWritten, l.pendingListed
+		l.kubeletRelist, l.kubeletSeen = l.pending, l.pendingSeen
 		l.step(ctx)
 	}
 }
@@ -170,7 +169,10 @@ func (l *loop) step(ctx context.Context) {
 	now := l.clk.Now()
 	snap := *l.snap
 	if l.relist.State == types.RelistKnown {
-		snap.KubeletRelist, snap.KubeletRelistWritten, snap.KubeletRelistListed = l.kubeletRelist, l.kubeletWritten, l.kubeletListed
+		snap.KubeletRelist = l.kubeletRelist
+		if r := l.kubeletSeen; r != nil {
+			snap.KubeletRelistWritten, snap.KubeletRelistListed = r.Written, r.Listed
+		}
 	}
 	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
@@ -215,9 +217,9 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	// (relistLag): also the one that made the phase known, which is not on
 	// it yet, so that podwatch's own relist never stands in once it is.
 	if last := o.Phase.Last; o.Phase.State == types.RelistKnown && last.After(l.pending) {
-		l.pending, l.pendingWritten, l.pendingListed = last, nil, nil
+		l.pending, l.pendingSeen = last, nil
 		if r := o.Relist; r != nil && r.At.Equal(last) {
-			l.pendingWritten, l.pendingListed = r.Written, r.Listed
+			l.pendingSeen = r
 		}
 		if l.relistT == nil {
 			l.relistT = l.clk.NewTimer(lagFor(o.Phase.Period))
@@ -228,7 +230,7 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 			// waits for relistLag like them; the one a period before it is
 			// behind the kubelet, and taken in at once, so that podwatch's
 			// own relist no longer stands in meanwhile.
-			l.kubeletRelist, l.kubeletWritten, l.kubeletListed = last.Add(-o.Phase.Period), nil, nil
+			l.kubeletRelist, l.kubeletSeen = last.Add(-o.Phase.Period), nil
 		}
 	}
 	p := o.Phase

@@ -230,14 +230,14 @@ func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
 	listed := []string{"other.yaml", "web.yaml"}
 	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Listed: listed}, Phase: known})
-	if p.loop.kubeletListed != nil {
-		t.Fatalf("listed %q before the relist was taken in", p.loop.kubeletListed)
+	if p.loop.kubeletSeen != nil {
+		t.Fatalf("listed %q before the relist was taken in", p.loop.kubeletSeen.Listed)
 	}
 	p.loop.relistT.Stop()
 	p.loop.relistT = nil
 	p.loop.takeInRelist(ctx)
-	if !p.loop.kubeletRelist.Equal(at) || !slices.Equal(p.loop.kubeletListed, listed) {
-		t.Fatalf("taken in: relist %v listed %q, want %v and %q", p.loop.kubeletRelist, p.loop.kubeletListed, at, listed)
+	if s := p.loop.kubeletSeen; !p.loop.kubeletRelist.Equal(at) || s == nil || !slices.Equal(s.Listed, listed) {
+		t.Fatalf("taken in: relist %v seen %+v, want %v and listed %q", p.loop.kubeletRelist, s, at, listed)
 	}
 }
 

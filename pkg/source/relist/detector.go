@@ -473,15 +473,17 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 	// time, which may be after podwatch read that write; a relist dated
 	// by it would seem to have read the write.
 	var done *candidate
+	// flush passes done on, if any; false when ctx ended.
+	flush := func() bool {
+		c := done
+		done = nil
+		return c == nil || d.relisted(ctx, out, c, b.at)
+	}
 	for _, e := range b.events {
 		var c *candidate
 		switch {
 		case e.op == opened && e.name == "":
-			if done != nil && !d.relisted(ctx, out, done, b.at) {
-				return false
-			}
-			done = nil
-			if !d.folderOpened(ctx, out, b.at) {
+			if !flush() || !d.folderOpened(ctx, out, b.at) {
 				return false
 			}
 		case e.op == opened:
@@ -507,13 +509,13 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			c = d.nameChanged(e.name, present, !present, b.since)
 		}
 		if c != nil {
-			if done != nil && !d.relisted(ctx, out, done, b.at) {
+			if !flush() {
 				return false
 			}
 			done = c
 		}
 	}
-	if done != nil && !d.relisted(ctx, out, done, b.at) {
+	if !flush() {
 		return false
 	}
 	if b.gone {
@@ -648,11 +650,8 @@ func (d *Detector) mayBeOwn(c *candidate) bool {
 	if d.opts.OwnListPeriod <= 0 {
 		return false
 	}
-	if own := d.opts.OwnLists; own != nil {
-		s := own.ListStarted()
-		if s.IsZero() || c.at.Before(s) || c.at.Sub(s) > OwnListLag {
-			return false
-		}
+	if d.opts.OwnLists != nil && !d.afterOwnList(c.at) {
+		return false
 	}
 	return !d.w.Aged(c.want, d.wallNow().Add(-OwnRereadWindow-d.opts.OwnListPeriod))
 }
