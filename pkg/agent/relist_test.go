@@ -219,8 +219,9 @@ func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
 	}
 }
 
-// What the folder held at the relist's open goes to the diff with the
-// relist: a name gone since went after it (pkg/diff goneafter.go).
+// What the folder held at the relist's open, and what came after it, go
+// to the diff with the relist: a name among them gone since went after
+// the open (pkg/diff goneafter.go).
 func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
 	f := newRelistFixture(t, 30*time.Millisecond)
 	p, at, good, other, snap := f.p, f.at, f.good, f.other, f.snap
@@ -228,16 +229,16 @@ func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
 
 	snap(1, true, good, other)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
-	listed := []string{"other.yaml", "web.yaml"}
-	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Listed: listed}, Phase: known})
+	listed, came := []string{"other.yaml", "web.yaml"}, []string{"web.yaml~"}
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Listed: listed, Came: came}, Phase: known})
 	if p.loop.kubeletSeen != nil {
 		t.Fatalf("listed %q before the relist was taken in", p.loop.kubeletSeen.Listed)
 	}
 	p.loop.relistT.Stop()
 	p.loop.relistT = nil
 	p.loop.takeInRelist(ctx)
-	if s := p.loop.kubeletSeen; !p.loop.kubeletRelist.Equal(at) || s == nil || !slices.Equal(s.Listed, listed) {
-		t.Fatalf("taken in: relist %v seen %+v, want %v and listed %q", p.loop.kubeletRelist, s, at, listed)
+	if s := p.loop.kubeletSeen; !p.loop.kubeletRelist.Equal(at) || s == nil || !slices.Equal(s.Listed, listed) || !slices.Equal(s.Came, came) {
+		t.Fatalf("taken in: relist %v seen %+v, want %v, listed %q and came %q", p.loop.kubeletRelist, s, at, listed, came)
 	}
 }
 

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"slices"
+	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -18,9 +19,25 @@ import (
 //
 // The relist detector's list of what the folder held at the open
 // (Snapshot.KubeletRelistListed) orders the going against it without
-// clocks: a name listed there and gone now went after the open. Without it
-// (a relist podwatch stands in for, or a phase just learnt) the relist is
-// taken to come after every going the watch took in before it.
+// clocks: a name listed there and gone now went after the open. So did a
+// name that came after the open (an editor's backup, renamed in and
+// deleted in one save): the detector names those it read up to the
+// relist's completion (Snapshot.KubeletRelistCame), and one the watch
+// created later still was first read by podwatch after the relist's
+// open, by the clocks. The kubelet, taking the backup's events in after
+// the relist, drops the pod it last gave (if it read the backup then, or
+// on an earlier save: a relist never clears a name's key), until the
+// next relist. Without the list (a relist podwatch stands in for, or a
+// phase just learnt) the relist is taken to come after every going the
+// watch took in before it.
+
+// wentName is a name whose going the watch took in (kubeletView.went).
+type wentName struct {
+	key string
+	// born is when podwatch first read the name, if the watch created it
+	// since the last relist; zero when it did not.
+	born time.Time
+}
 
 // goneAfter lists the keys of the pods that names the watch took out of
 // the store went after snap's relist opened the folder, and that no later
@@ -31,15 +48,28 @@ func (v *kubeletView) goneAfter(snap types.Snapshot) []string {
 		return nil
 	}
 	var out []string
-	for name, key := range v.went {
-		if _, held := v.store[key]; held || lookup(snap.Files, name) != nil {
+	for name, w := range v.went {
+		if _, held := v.store[w.key]; held || lookup(snap.Files, name) != nil {
 			continue
 		}
-		if _, listed := slices.BinarySearch(snap.KubeletRelistListed, name); listed {
-			out = append(out, key)
+		if cameAfterOpen(snap, name, w.born) {
+			out = append(out, w.key)
 		}
 	}
 	return out
+}
+
+// cameAfterOpen says the folder held name at some time after snap's
+// relist opened it: listed then, or come since, by the detector's queue
+// or, for one the watch created (first read at born), by the clocks.
+func cameAfterOpen(snap types.Snapshot, name string, born time.Time) bool {
+	if _, listed := slices.BinarySearch(snap.KubeletRelistListed, name); listed {
+		return true
+	}
+	if _, came := slices.BinarySearch(snap.KubeletRelistCame, name); came {
+		return true
+	}
+	return !born.IsZero() && born.After(snap.KubeletRelist)
 }
 
 // bornUnlisted names the files the watch created since the last relist

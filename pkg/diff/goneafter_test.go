@@ -111,3 +111,84 @@ func TestFileCreatedAfterTheRelistsOpenIsNotReadByIt(t *testing.T) {
 		t.Errorf("the next relist: %q, want nothing", got)
 	}
 }
+
+// vimSaveAfterRelist replays vim saving web.yaml 70 ms after a relist of
+// the kubelet's opened the folder, with podwatch reading the backup
+// before it went: web.yaml renamed to web.yaml~, the new content written
+// to web.yaml, web.yaml~ deleted. The relist is dated at, came is what the
+// detector saw come after its open, and the backup was first read at
+// bornAt. It returns the ops of the backup's going, of the take-in, and
+// of the take-in of the next relist.
+func vimSaveAfterRelist(t *testing.T, at, bornAt time.Time, came []string) (gone, takeIn, next []types.Change) {
+	t.Helper()
+	old, saved := pod("web", "img:1"), pod("web", "img:2")
+	var st State
+	start := t0.Add(-20 * time.Second)
+	snap := types.Snapshot{Time: start, Seq: 1, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs([]types.File{valid("web.yaml", old, start)})}
+	if got := podOps(advanceAll(&st, snap, start)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	backup := valid("web.yaml~", old, bornAt)
+	written := valid("web.yaml", saved, bornAt.Add(time.Millisecond))
+	snap = types.Snapshot{Time: written.ChangedAt, Seq: 2, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs([]types.File{written, backup}),
+		Changed: []string{"web.yaml", "web.yaml~"},
+		Events:  []types.WatchEvent{{Name: "web.yaml", Gone: true}, {Name: "web.yaml~"}, {Name: "web.yaml"}}}
+	advanceAll(&st, snap, written.ChangedAt)
+	deleted := written.ChangedAt.Add(time.Millisecond)
+	snap = types.Snapshot{Time: deleted, Seq: 3, Path: "/m", Watch: types.WatchStatus{Up: true},
+		KubeletRelist: start, Files: ptrs([]types.File{written}),
+		Changed: []string{"web.yaml~"}, Events: []types.WatchEvent{{Name: "web.yaml~", Gone: true}}}
+	gone = advanceAll(&st, snap, deleted)
+	snap.KubeletRelist, snap.KubeletRelistListed, snap.KubeletRelistCame = at, []string{"web.yaml"}, came
+	takeIn = advanceAll(&st, snap, at.Add(relistLagForTest))
+	after := at.Add(20 * time.Second)
+	snap.KubeletRelist, snap.KubeletRelistListed, snap.KubeletRelistCame = after, []string{"web.yaml"}, nil
+	next = advanceAll(&st, snap, after.Add(relistLagForTest))
+	return gone, takeIn, next
+}
+
+// The backup came after the relist's open, by the detector's queue or by
+// the clocks: the kubelet takes its going in after the relist, which
+// leaves the pod stopped until the next relist.
+func TestBackupGoneAfterTheRelistsOpenStandsOverIt(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		at, bornAt time.Time
+		came       []string
+	}{
+		// The detector read the relist late, dating its open after
+		// podwatch's read of the backup; its queue says the backup came
+		// after the open.
+		{"detector's queue", t0.Add(100 * time.Millisecond), t0.Add(70 * time.Millisecond), []string{"web.yaml~"}},
+		// The backup came after the relist completed: podwatch read it
+		// after the relist's open.
+		{"clocks", t0, t0.Add(70 * time.Millisecond), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gone, takeIn, next := vimSaveAfterRelist(t, tc.at, tc.bornAt, tc.came)
+			if got := podOps(gone); got != "REMOVE web.yaml~" {
+				t.Fatalf("the backup's going: %q, want REMOVE web.yaml~", got)
+			}
+			if got := podOps(takeIn); got != "" {
+				t.Errorf("the relist that opened the folder before the save: %q, want nothing", got)
+			}
+			if got := podOps(next); got != "ADD web.yaml" {
+				t.Errorf("the next relist: %q, want ADD web.yaml", got)
+			}
+		})
+	}
+}
+
+// A backup that came and went before the relist's open: the relist
+// starts the pod again at once.
+func TestBackupGoneBeforeTheRelistsOpen(t *testing.T) {
+	_, takeIn, next := vimSaveAfterRelist(t, t0.Add(100*time.Millisecond), t0.Add(70*time.Millisecond), nil)
+	if got := podOps(takeIn); got != "ADD web.yaml" {
+		t.Errorf("the relist after the save: %q, want ADD web.yaml", got)
+	}
+	if got := podOps(next); got != "" {
+		t.Errorf("the next relist: %q, want nothing", got)
+	}
+}

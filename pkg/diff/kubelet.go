@@ -46,8 +46,9 @@ type kubeletView struct {
 	// snapshot keeps it, and passed, for the changes held back until then.
 	dropped map[string]string
 	// went holds, per name whose going the watch took in since the last
-	// relist, the key it last gave (see goneAfter).
-	went map[string]string
+	// relist, the key it last gave and when podwatch first read it, if the
+	// watch created it since (see goneAfter).
+	went map[string]wentName
 	// passed holds, per key, the files the watch events gave it before
 	// the one the step ended with, in order, since the key's last message:
 	// each a restart the kubelet's sync loop was told of on the way.
@@ -487,11 +488,12 @@ func (v *kubeletView) owe(key, name string) {
 func (v *kubeletView) watchEvent(name string, f *types.File) {
 	switch {
 	case f == nil:
-		if at, ok := v.born[name]; ok {
+		born, wasBorn := v.born[name]
+		if wasBorn {
 			if v.goneBorn == nil {
 				v.goneBorn = map[string]time.Time{}
 			}
-			v.goneBorn[name] = at
+			v.goneBorn[name] = born
 			delete(v.born, name)
 		}
 		key, ok := v.keys[name]
@@ -500,9 +502,9 @@ func (v *kubeletView) watchEvent(name string, f *types.File) {
 		}
 		delete(v.keys, name)
 		if v.went == nil {
-			v.went = map[string]string{}
+			v.went = map[string]wentName{}
 		}
-		v.went[name] = key
+		v.went[name] = wentName{key: key, born: born}
 		if _, held := v.store[key]; !held {
 			return // the kubelet finds nothing to delete and sends nothing
 		}

@@ -59,6 +59,12 @@ type KubeletRelist struct {
 	// one at a time, takes that going in after the relist. Shared: never
 	// modified.
 	Listed []string
+	// Came names, in byte order, the regular non-dot files that came
+	// (were created or moved in) after the relist's folder open and not
+	// in Listed, as far as the detector read on: up to the end of the
+	// batch it saw the relist complete in. Such a name's going came after
+	// the open too, though it was not listed. Shared: never modified.
+	Came []string
 	// Uneven: no phase was known, and this read came less than the
 	// kubelet's period after the full read before it (by more than the
 	// tolerance), neither of them just after a list of podwatch's own.

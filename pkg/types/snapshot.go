@@ -53,6 +53,10 @@ type Snapshot struct {
 	// gone since went after it, and its going stands over what the relist
 	// read.
 	KubeletRelistListed []string
+	// KubeletRelistCame is what came into the folder after that relist's
+	// open (KubeletRelist.Came), set with KubeletRelist: a name among
+	// them gone since went after the open as a listed one does.
+	KubeletRelistCame []string
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

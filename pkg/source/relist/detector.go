@@ -109,6 +109,20 @@ type candidate struct {
 	written map[string]sides    // names of want written since the folder open
 	last    string              // the last file matched
 	wrote   bool                // last was written since its open matched
+	came    []string            // names not in want that came since the folder open, in byte order
+}
+
+// arrived notes that name, a regular file, came (was created or moved
+// in) after the folder open: if want lacks it, the relist may not have
+// read it, and its going came after the open however podwatch's clocks
+// place it.
+func (c *candidate) arrived(name string) {
+	if _, found := slices.BinarySearch(c.want, name); found {
+		return
+	}
+	if i, found := slices.BinarySearch(c.came, name); !found {
+		c.came = slices.Insert(c.came, i, name)
+	}
 }
 
 // skippable says want[i] went since the folder open.
@@ -505,6 +519,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			present := e.op == came && e.regular
 			if done != nil && present {
 				done.write(e.name, b.since)
+				done.arrived(e.name)
 			}
 			c = d.nameChanged(e.name, present, !present, b.since)
 		}
@@ -535,7 +550,7 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 		return true
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
-	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want}
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want, Came: c.came}
 	if !d.afterOwnList(c.at) {
 		r.Uneven = d.uneven(c.at)
 		d.lastRead = c.at
@@ -621,6 +636,7 @@ func (d *Detector) nameChanged(name string, present, gone bool, since time.Time)
 		// after it went).
 		for _, c := range d.cands {
 			c.write(name, since)
+			c.arrived(name)
 		}
 		return nil
 	}

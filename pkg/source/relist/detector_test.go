@@ -240,6 +240,28 @@ func TestDetectorListsWhatTheFolderHeldAtTheOpen(t *testing.T) {
 	}
 }
 
+// Came is what came into the folder after the open and was not listed:
+// during the relist, and in the batch that completed it after its last
+// open (a backup renamed in and deleted by an editor's save). A name
+// listed and moved over is not in it, nor one that came before the open.
+func TestDetectorSaysWhatCameAfterTheOpen(t *testing.T) {
+	f := startFake(t, []string{"a.yaml", "c.yaml"})
+	f.nextWatch()
+	f.send(batch{events: []event{{op: came, name: "0.yaml", regular: true}, {op: went, name: "0.yaml"}}})
+	f.send(batch{events: append(opens("", "a.yaml"),
+		event{op: came, name: "b.yaml", regular: true}, event{op: came, name: "a.yaml", regular: true},
+		event{op: came, name: "link.yaml"})})
+	f.send(batch{events: append(opens("c.yaml"),
+		event{op: came, name: "c.yaml~", regular: true}, event{op: went, name: "c.yaml~"})})
+	var o types.RelistObservation
+	for o.Relist == nil {
+		o = f.expect(1)[0]
+	}
+	if want := []string{"b.yaml", "c.yaml~"}; !slices.Equal(o.Relist.Came, want) {
+		t.Fatalf("relist: %s, want came %q", dump([]types.RelistObservation{o}), want)
+	}
+}
+
 // A write the queue holds after the relist's last open, in the batch
 // that completed it, came after the relist read the file: every event of
 // the batch has one time, and podwatch may have read the write before it.
