@@ -45,17 +45,25 @@ func goneAfterRelist(t *testing.T, listed []string) (gone, takeIn, next []types.
 // pod again: it starts at the next relist, not at this one.
 func TestGoingAfterTheRelistsOpenStandsOverIt(t *testing.T) {
 	gone, takeIn, next := goneAfterRelist(t, []string{"web.yaml", "web.yaml.bak"})
-	if got := podOps(gone); got != "REMOVE web.yaml" {
-		t.Fatalf("the going: %q, want REMOVE web.yaml", got)
-	}
+	stoppedUntilNextRelist(t, gone, takeIn, next, "REMOVE web.yaml", "ADD web.yaml.bak")
 	if msg := removeMessage(gone); !strings.Contains(msg, "its next relist starts it again from web.yaml.bak") {
 		t.Errorf("REMOVE message %q: want it to say the next relist starts the pod again", msg)
 	}
-	if got := podOps(takeIn); got != "" {
-		t.Errorf("the relist that opened the folder before the going: %q, want nothing (the kubelet took the going in after it)", got)
+}
+
+// stoppedUntilNextRelist checks that the going said remove, the relist
+// taken in after it nothing (the kubelet took the going in after that
+// relist), and the next relist add.
+func stoppedUntilNextRelist(t *testing.T, gone, takeIn, next []types.Change, remove, add string) {
+	t.Helper()
+	if got := podOps(gone); got != remove {
+		t.Fatalf("the going: %q, want %s", got, remove)
 	}
-	if got := podOps(next); got != "ADD web.yaml.bak" {
-		t.Errorf("the next relist: %q, want ADD web.yaml.bak", got)
+	if got := podOps(takeIn); got != "" {
+		t.Errorf("the relist that opened the folder before the going: %q, want nothing", got)
+	}
+	if got := podOps(next); got != add {
+		t.Errorf("the next relist: %q, want %s", got, add)
 	}
 }
 
@@ -168,15 +176,7 @@ func TestBackupGoneAfterTheRelistsOpenStandsOverIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gone, takeIn, next := vimSaveAfterRelist(t, tc.at, tc.bornAt, tc.came)
-			if got := podOps(gone); got != "REMOVE web.yaml~" {
-				t.Fatalf("the backup's going: %q, want REMOVE web.yaml~", got)
-			}
-			if got := podOps(takeIn); got != "" {
-				t.Errorf("the relist that opened the folder before the save: %q, want nothing", got)
-			}
-			if got := podOps(next); got != "ADD web.yaml" {
-				t.Errorf("the next relist: %q, want ADD web.yaml", got)
-			}
+			stoppedUntilNextRelist(t, gone, takeIn, next, "REMOVE web.yaml~", "ADD web.yaml")
 		})
 	}
 }
