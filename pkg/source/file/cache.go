@@ -63,10 +63,25 @@ type entry struct {
 	decErr error
 }
 
+// written is what the watch last saw done to a name's file (refresh).
+type written uint8
+
+const (
+	// writtenUnknown: listed, or only chmod-ed or moved away: the file's
+	// mtime says whether it is quiet.
+	writtenUnknown written = iota
+	// writtenOpen: created or written, and not seen closed since: a writer
+	// holds it open, however long ago its last write was.
+	writtenOpen
+	// writtenClosed: closed after writing, or moved into place, and
+	// nothing else written since.
+	writtenClosed
+)
+
 // refresh brings the entry for name up to date and reports whether the name
-// still exists. complete says the watch saw the file closed after writing or
-// moved into place, and nothing else written since.
-func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
+// still exists; w is what the watch saw last of it.
+func (s *Source) refresh(name, path string, now time.Time, w written) bool {
+	complete := w == writtenClosed
 	e := s.cache[name]
 	isNew := e == nil
 	if isNew {
@@ -137,8 +152,11 @@ func (s *Source) refresh(name, path string, now time.Time, complete bool) bool {
 	if changed {
 		// Bytes last written SettleDelay or more before this read are quiet
 		// already: the files found at start go out at once. Only mtime tells
-		// of writes; ctime also moves with a chmod or a rename.
-		if !complete && k == kindDecoded && e.idOK &&
+		// of writes; ctime also moves with a chmod or a rename. Not so a
+		// file the watch saw written and not closed: a writer pausing
+		// between two chunks, read late on a loaded machine, has quiet
+		// bytes and is not done, and the kubelet may read only the whole.
+		if w == writtenUnknown && k == kindDecoded && e.idOK &&
 			id.mtime <= s.wallNow().Add(-s.opts.SettleDelay).UnixNano() {
 			complete = true
 		}

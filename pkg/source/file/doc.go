@@ -28,6 +28,10 @@
 //     tells IN_MOVED_TO from IN_CREATE; those two events are what makes a file
 //     Complete without waiting for SettleDelay. Elsewhere fsnotify is used and
 //     files only become complete by settling.
+//   - A file whose bytes were last written SettleDelay before podwatch reads
+//     it is quiet, and complete at once (the files found at start), unless
+//     the watch saw it written and not closed: a writer pausing between two
+//     chunks is not done however late podwatch reads it.
 //
 // Unchanged files (same device, inode, size, mtime, ctime) are not re-read;
 // files whose bytes hash as before are not decoded again. ListStarted says

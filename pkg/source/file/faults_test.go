@@ -44,9 +44,9 @@ func TestFaultInotifyOverflowRecordIsOverflow(t *testing.T) {
 	if len(evs) != 3 || evs[0].name != "a.yaml" || evs[0].op != opMovedTo || evs[1].op != opOverflow || evs[2].name != "b.yaml" {
 		t.Fatalf("parsed %+v", evs)
 	}
-	p := pending{names: map[string]bool{}, dots: map[string]bool{}}
+	p := pending{names: map[string]written{}, dots: map[string]bool{}}
 	p.addBatch(watchBatch{events: evs}, false, "manifests")
-	if !p.relist || p.restart || p.err != nil || !p.names["a.yaml"] || !p.names["b.yaml"] {
+	if !p.relist || p.restart || p.err != nil || p.names["a.yaml"] != writtenClosed || p.names["b.yaml"] != writtenClosed {
 		t.Fatalf("pending after an overflow among events = %+v", p)
 	}
 }

@@ -38,7 +38,7 @@ func (s *Source) relist() {
 			if strings.HasPrefix(name, ".") {
 				continue
 			}
-			if s.refresh(name, s.entryPath(name), now, false) {
+			if s.refresh(name, s.entryPath(name), now, writtenUnknown) {
 				kept = append(kept, name)
 			}
 		}
@@ -57,7 +57,7 @@ func (s *Source) relist() {
 		s.setSingle(true)
 		s.setPathErr(nil)
 		s.names = s.names[:0]
-		if s.refresh(s.base, s.path, now, false) {
+		if s.refresh(s.base, s.path, now, writtenUnknown) {
 			s.names = append(s.names, s.base)
 		}
 		s.namesDirty = false

@@ -69,9 +69,8 @@ var errWatchClosed = errors.New("watch stopped unexpectedly")
 
 // pending folds the events of the batches handled together.
 type pending struct {
-	// names maps each touched name to whether its last event left it
-	// complete (closed after writing or moved into place).
-	names map[string]bool
+	// names maps each touched name to how its last event left it.
+	names map[string]written
 	// dots are touched dot names: never manifests, but one may be a
 	// directory or symlink that visible names point through.
 	dots   map[string]bool
@@ -139,11 +138,14 @@ func (p *pending) add(ev rawEvent, single bool, base string) {
 		p.record(ev, name)
 	}
 	c := p.names[name]
-	if ev.op&(opCreate|opWrite|opMovedFrom|opRemove) != 0 {
-		c = false
+	if ev.op&(opMovedFrom|opRemove) != 0 {
+		c = writtenUnknown
+	}
+	if ev.op&(opCreate|opWrite) != 0 {
+		c = writtenOpen
 	}
 	if ev.op&(opCloseWrite|opMovedTo) != 0 {
-		c = true
+		c = writtenClosed
 	}
 	p.names[name] = c
 }
@@ -177,7 +179,7 @@ func (p *pending) record(ev rawEvent, name string) {
 func (s *Source) handle(b watchBatch) (relisted, extra, relevant bool) {
 	w := s.w
 	single := w.Single()
-	p := pending{names: map[string]bool{}, dots: map[string]bool{}}
+	p := pending{names: map[string]written{}, dots: map[string]bool{}}
 	p.addBatch(b, single, s.base)
 drain:
 	for i := 0; i < maxDrain && p.err == nil; i++ {
@@ -198,8 +200,8 @@ drain:
 	// about completeness, whatever else must happen.
 	if single == s.single {
 		now := s.clk.Now()
-		for name, complete := range p.names {
-			s.refresh(name, s.entryPath(name), now, complete)
+		for name, w := range p.names {
+			s.refresh(name, s.entryPath(name), now, w)
 		}
 	} else {
 		p.restart = true

@@ -44,6 +44,45 @@ func TestCreateByRenameIsCompleteAtOnce(t *testing.T) {
 	}
 }
 
+// A writer pausing between two chunks, read late: the first chunk's
+// bytes are older than SettleDelay when podwatch reads them (its clock an
+// hour on here), and the file is still open, so not complete. Taken for
+// whole, its UPDATE would be said as certain, though the kubelet, reading
+// late too, may take in only the second chunk.
+func TestFileOpenForWritingIsNotCompleteReadLate(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.yaml")
+	writeFile(t, p, podYAML("a", "img:1"))
+	s := newTestSource(t, dir, nil)
+	s.wallNow = func() time.Time { return time.Now().Add(time.Hour) }
+	h := start(t, s)
+	first := h.next()
+	old, _ := fileIn(first, "a.yaml")
+
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString(podYAML("a", "img:2")); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitFor("a.yaml written, open", func(s types.Snapshot) bool {
+		f, _ := fileIn(s, "a.yaml")
+		return image(f) == "img:2"
+	})
+	if f, _ := fileIn(snap, "a.yaml"); f.Complete || !f.ChangedAt.After(old.ChangedAt) {
+		t.Fatalf("a file still open for writing, its bytes older than the settle delay: %+v; want it incomplete", f)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("a.yaml complete on close", func(s types.Snapshot) bool {
+		f, _ := fileIn(s, "a.yaml")
+		return f.Complete && image(f) == "img:2"
+	})
+}
+
 func TestWriteInPlaceIsCompleteOnClose(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a.yaml")
