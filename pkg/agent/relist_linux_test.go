@@ -68,16 +68,25 @@ func kubeletLikeRelistsWith(t *testing.T, dir string, period time.Duration, stop
 	return done
 }
 
-// waitLog polls the log, the only signal the agent gives of what the
-// loop saw, until it holds want.
-func waitLog(t *testing.T, logs *testutil.LockedBuffer, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(logs.String(), want) {
+// pollLog polls the log, the only signal the agent gives of what the loop
+// saw, until done says it holds what is waited for; false when it did not
+// within the time given.
+func pollLog(logs *testutil.LockedBuffer, within time.Duration, done func(log string) bool) bool {
+	deadline := time.Now().Add(within)
+	for !done(logs.String()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log within 20s:\n%s", want, logs.String())
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// waitLog waits until the log holds want.
+func waitLog(t *testing.T, logs *testutil.LockedBuffer, want string) {
+	t.Helper()
+	if !pollLog(logs, 20*time.Second, func(log string) bool { return strings.Contains(log, want) }) {
+		t.Fatalf("no %q in the log within 20s:\n%s", want, logs.String())
 	}
 }
 
@@ -208,21 +217,17 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 // waitPhaseKnown waits until the phase the log last gave is known.
 func waitPhaseKnown(t *testing.T, logs *testutil.LockedBuffer) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	known := func(log string) bool {
 		last := ""
-		for _, line := range strings.Split(logs.String(), "\n") {
+		for _, line := range strings.Split(log, "\n") {
 			if strings.Contains(line, `msg="kubelet relist phase`) {
 				last = line
 			}
 		}
-		if strings.Contains(last, `msg="kubelet relist phase known"`) || strings.Contains(last, "state=known") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the phase not known again within 20s:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return strings.Contains(last, `msg="kubelet relist phase known"`) || strings.Contains(last, "state=known")
+	}
+	if !pollLog(logs, 20*time.Second, known) {
+		t.Fatalf("the phase not known again within 20s:\n%s", logs.String())
 	}
 }
 
@@ -234,9 +239,9 @@ func waitPhaseKnown(t *testing.T, logs *testutil.LockedBuffer) {
 // set aside).
 func onPhase(t *testing.T, logs *testutil.LockedBuffer, at time.Time) bool {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, line := range strings.Split(logs.String(), "\n") {
+	var seen string // the detector's line for that read
+	found := func(log string) bool {
+		for _, line := range strings.Split(log, "\n") {
 			if !strings.Contains(line, `msg="full read of the folder seen"`) {
 				continue
 			}
@@ -246,19 +251,22 @@ func onPhase(t *testing.T, logs *testutil.LockedBuffer, at time.Time) bool {
 			if err != nil {
 				t.Fatalf("no time in %q: %v", line, err)
 			}
-			if d := at.Sub(open); d > 500*time.Millisecond || d < -500*time.Millisecond {
-				continue // another relist's, a period away
-			}
-			if strings.Contains(line, "onPhase=true") {
+			if d := at.Sub(open); d <= 500*time.Millisecond && d >= -500*time.Millisecond {
+				seen = line // not another relist's, a period away
 				return true
 			}
-			t.Logf("the relist the write was made in was seen off the phase: %s", line)
-			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
 	}
-	t.Logf("the relist the write was made in at %v was not seen", at)
-	return false
+	switch {
+	case !pollLog(logs, 3*time.Second, found):
+		t.Logf("the relist the write was made in at %v was not seen", at)
+		return false
+	case !strings.Contains(seen, "onPhase=true"):
+		t.Logf("the relist the write was made in was seen off the phase: %s", seen)
+		return false
+	}
+	return true
 }
 
 // runWithPods writes a pod manifest NAME.yaml for each name into o's

@@ -112,19 +112,6 @@ type candidate struct {
 	came    []string            // names not in want that came since the folder open, in byte order
 }
 
-// arrived notes that name, a regular file, came (was created or moved
-// in) after the folder open: if want lacks it, the relist may not have
-// read it, and its going came after the open however podwatch's clocks
-// place it.
-func (c *candidate) arrived(name string) {
-	if _, found := slices.BinarySearch(c.want, name); found {
-		return
-	}
-	if i, found := slices.BinarySearch(c.came, name); !found {
-		c.came = slices.Insert(c.came, i, name)
-	}
-}
-
 // skippable says want[i] went since the folder open.
 func (c *candidate) skippable(i int) bool {
 	_, ok := c.gone[c.want[i]]
@@ -173,12 +160,19 @@ func (c *candidate) skipTail() {
 	}
 }
 
-// write notes that name was written, or a file moved in under it, in a
-// batch whose queue was found empty at since before it.
-func (c *candidate) write(name string, since time.Time) {
+// write notes that name was written, or that a regular file came under
+// it (created or moved in: arrived), in a batch whose queue was found
+// empty at since before it. One that came under a name want lacks came
+// after the folder open: the relist may not have read it, and its going
+// came after the open however podwatch's clocks place it (came).
+func (c *candidate) write(name string, since time.Time, arrived bool) {
 	i, found := slices.BinarySearch(c.want, name)
 	if !found {
-		return // not globbed by this relist (created since), or no file of it
+		// Not globbed by this relist (created since), or no file of it.
+		if j, known := slices.BinarySearch(c.came, name); arrived && !known {
+			c.came = slices.Insert(c.came, j, name)
+		}
+		return
 	}
 	if c.written == nil {
 		c.written = map[string]sides{}
@@ -507,10 +501,10 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			c = d.fileOpened(e.name, b.at)
 		case e.op == wrote:
 			for _, c := range d.cands {
-				c.write(e.name, b.since)
+				c.write(e.name, b.since, false)
 			}
 			if done != nil {
-				done.write(e.name, b.since)
+				done.write(e.name, b.since, false)
 			}
 		default:
 			// A name that no longer names a regular file is not opened
@@ -518,8 +512,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			// reads a symlink's target under the target's name.
 			present := e.op == came && e.regular
 			if done != nil && present {
-				done.write(e.name, b.since)
-				done.arrived(e.name)
+				done.write(e.name, b.since, true)
 			}
 			c = d.nameChanged(e.name, present, !present, b.since)
 		}
@@ -635,8 +628,7 @@ func (d *Detector) nameChanged(name string, present, gone bool, since time.Time)
 		// New content under the name (a file moved over it, or created
 		// after it went).
 		for _, c := range d.cands {
-			c.write(name, since)
-			c.arrived(name)
+			c.write(name, since, true)
 		}
 		return nil
 	}
