@@ -636,7 +636,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	// relist before it read it is another matter: the relist read that
 	// write (see midrelist.go).
 	at := snap.KubeletRelist
-	written := midRelistWritten(snap)
+	written, prior := midRelistWritten(snap), priorWritten(snap)
 	later := func(f *types.File) bool {
 		if w, ok := written[f.Name]; ok && w.After && !w.Before {
 			// Written after the relist read it, by the detector's queue:
@@ -668,12 +668,13 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	for _, f := range snap.Files {
 		// Changed since the folder open, and not written while the relist
 		// ran: written before it, and read by it as podwatch read it last
-		// before then, if podwatch kept that content. Not one created
-		// after the open: the relist never read it.
+		// before then (or after, for a write the detector saw just before
+		// the open), if podwatch kept that content. Not one created after
+		// the open: the relist never read it.
 		if _, ok := written[f.Name]; ok || unlisted[f.Name] || !later(f) {
 			continue
 		}
-		if r := v.readBefore(f, at); r != nil {
+		if r := v.readAtOpen(f, at, prior[f.Name]); r != nil {
 			if mid == nil {
 				mid = map[string]midRead{}
 			}

@@ -90,6 +90,26 @@ func (v *kubeletView) readBefore(f *types.File, at time.Time) *types.File {
 	return out
 }
 
+// readAtOpen is the content of f's name a relist whose folder open the
+// detector saw at at read, when the watch took a content in after at and
+// the detector saw no write to the file while the relist ran: what
+// podwatch read last at or before at, unless the detector saw a write
+// just before the open, after since, that podwatch read only after at;
+// then the first content podwatch read after since. nil when podwatch
+// kept none.
+func (v *kubeletView) readAtOpen(f *types.File, at, since time.Time) *types.File {
+	r := v.readBefore(f, at)
+	if since.IsZero() || r != nil && r.ChangedAt.After(since) {
+		return r
+	}
+	for _, g := range v.versions[f.Name] {
+		if g.ChangedAt.After(since) {
+			return g
+		}
+	}
+	return r
+}
+
 // tookSince says whether the watch gave key a pod from name in a content
 // after read (which the relist read), up to f, the current one.
 func (v *kubeletView) tookSince(name, key string, read, f *types.File) bool {
@@ -114,6 +134,19 @@ func midRelistWritten(snap types.Snapshot) map[string]types.RelistWrite {
 	out := make(map[string]types.RelistWrite, len(snap.KubeletRelistWritten))
 	for _, w := range snap.KubeletRelistWritten {
 		out[w.Name] = w
+	}
+	return out
+}
+
+// priorWritten indexes when the detector found its queue empty before
+// the writes it saw just before the relist's folder open, by name.
+func priorWritten(snap types.Snapshot) map[string]time.Time {
+	if len(snap.KubeletRelistPrior) == 0 {
+		return nil
+	}
+	out := make(map[string]time.Time, len(snap.KubeletRelistPrior))
+	for _, w := range snap.KubeletRelistPrior {
+		out[w.Name] = w.Since
 	}
 	return out
 }

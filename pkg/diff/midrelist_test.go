@@ -17,12 +17,13 @@ import (
 // returns the ops of each step after the first list, the take-in's last.
 func midRelist(t *testing.T, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
 	t.Helper()
-	return midRelistRead(t, 39*time.Millisecond, fixIn, written)
+	return midRelistRead(t, 39*time.Millisecond, fixIn, written, nil)
 }
 
 // midRelistRead is midRelist with podwatch reading the invalid write
-// readIn after the relist's folder open as the detector dates it.
-func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.RelistWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
+// readIn after the relist's folder open as the detector dates it, and
+// the detector's prior writes.
+func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.RelistWrite, prior []types.PriorWrite) (steps []string, takeIn []types.Change, recheck func() []types.Change) {
 	t.Helper()
 	web := pod("web", "img:1")
 	var st State
@@ -30,13 +31,13 @@ func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.Re
 	before := at.Add(-20 * time.Second) // the relist before, long taken in
 	var seq uint64
 	var lastSnap types.Snapshot
-	step := func(now, kubelet time.Time, written []types.RelistWrite, relist bool, f types.File) []types.Change {
+	step := func(now, kubelet time.Time, written []types.RelistWrite, prior []types.PriorWrite, relist bool, f types.File) []types.Change {
 		t.Helper()
 		if !relist {
 			seq++
 		}
 		s := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true},
-			KubeletRelist: kubelet, KubeletRelistWritten: written, Files: ptrs([]types.File{f})}
+			KubeletRelist: kubelet, KubeletRelistWritten: written, KubeletRelistPrior: prior, Files: ptrs([]types.File{f})}
 		if !relist {
 			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
 		}
@@ -47,21 +48,21 @@ func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.Re
 		return advanceAll(&st, s, now)
 	}
 	seq = 1
-	if got := podOps(step(t0, before, nil, true, valid("web.yaml", web, t0))); got != "ADD web.yaml" {
+	if got := podOps(step(t0, before, nil, nil, true, valid("web.yaml", web, t0))); got != "ADD web.yaml" {
 		t.Fatalf("first list: %q", got)
 	}
 	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 8: did not find expected ',' or ']'"),
 		ChangedAt: at.Add(readIn), Complete: true}
-	steps = append(steps, podOps(step(bad.ChangedAt, before, nil, false, bad)))
+	steps = append(steps, podOps(step(bad.ChangedAt, before, nil, nil, false, bad)))
 	fixed := valid("web.yaml", web, bad.ChangedAt.Add(fixIn))
 	last := bad
 	if fixIn < relistLagForTest {
-		steps = append(steps, podOps(step(fixed.ChangedAt, before, nil, false, fixed)))
+		steps = append(steps, podOps(step(fixed.ChangedAt, before, nil, nil, false, fixed)))
 		last = fixed
 	}
 	// The take-in is the snapshot last stepped again, with the relist.
 	seq--
-	takeIn = step(at.Add(18*time.Millisecond+relistLagForTest), at, written, false, last)
+	takeIn = step(at.Add(18*time.Millisecond+relistLagForTest), at, written, prior, false, last)
 	recheck = func() []types.Change {
 		chs, _ := Advance(&st, lastSnap, lastSnap.Time.Add(time.Minute), testOpts)
 		return chs
@@ -131,7 +132,7 @@ func TestKubeletRelistMayHaveReadAWriteMidway(t *testing.T) {
 func TestKubeletRelistReadAWriteSeenBeforeItsFolderOpen(t *testing.T) {
 	at := t0.Add(50 * time.Second)
 	written := []types.RelistWrite{{Name: "web.yaml", Before: true, Since: at.Add(-20 * time.Millisecond)}}
-	_, takeIn, _ := midRelistRead(t, -10*time.Millisecond, 500*time.Millisecond, written)
+	_, takeIn, _ := midRelistRead(t, -10*time.Millisecond, 500*time.Millisecond, written, nil)
 	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
 		t.Fatalf("%q, want REMOVE and ADD", got)
 	}
@@ -142,12 +143,33 @@ func TestKubeletRelistReadAWriteSeenBeforeItsFolderOpen(t *testing.T) {
 // in: the relist read it invalid and dropped the pod, the fix started it
 // again (measured with the real kubelet: invalid-across-relist).
 func TestKubeletRelistReadAnInvalidWriteMadeBeforeIt(t *testing.T) {
-	_, takeIn, _ := midRelistRead(t, -450*time.Millisecond, 600*time.Millisecond, nil)
+	_, takeIn, _ := midRelistRead(t, -450*time.Millisecond, 600*time.Millisecond, nil, nil)
 	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
 		t.Fatalf("%q, want REMOVE and ADD", got)
 	}
 	if msg := removeMessage(takeIn); !strings.Contains(msg, "at its relist") || strings.Contains(msg, "during") {
 		t.Errorf("REMOVE message %q: want the relist that read it, written before it", msg)
+	}
+}
+
+// Turned invalid just before the relist's folder open, by the detector's
+// queue, and read by podwatch only after the open as the detector dates
+// it (measured: invalid-across-relist, the REMOVE a relist late): the
+// relist read it invalid and dropped the pod, at once if not fixed since,
+// and with the fix's ADD if fixed.
+func TestKubeletRelistReadAnInvalidWriteMadeJustBeforeIt(t *testing.T) {
+	at := t0.Add(50 * time.Second)
+	prior := []types.PriorWrite{{Name: "web.yaml", Since: at.Add(-10 * time.Millisecond)}}
+	_, takeIn, _ := midRelistRead(t, 5*time.Millisecond, 2*time.Second, nil, prior)
+	if got := podOps(takeIn); got != "REMOVE web.yaml" {
+		t.Fatalf("not fixed: %q, want REMOVE", got)
+	}
+	if msg := removeMessage(takeIn); !strings.Contains(msg, "at its relist") {
+		t.Errorf("REMOVE message %q: want the relist that read it", msg)
+	}
+	_, takeIn, _ = midRelistRead(t, 5*time.Millisecond, 500*time.Millisecond, nil, prior)
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("fixed: %q, want REMOVE and ADD", got)
 	}
 }
 

@@ -65,6 +65,14 @@ type KubeletRelist struct {
 	// batch it saw the relist complete in. Such a name's going came after
 	// the open too, though it was not listed. Shared: never modified.
 	Came []string
+	// Prior names, in byte order, the files of Listed written (or moved
+	// in) just before the relist's folder open, by the detector's queue:
+	// the relist read that write's content, or a later one, and podwatch
+	// may have read it only after At. Only writes the detector read in
+	// the folder open's batch, or in one whose queue was found empty
+	// within the window before that batch's, are kept: podwatch read an
+	// older one before the relist. Shared: never modified.
+	Prior []PriorWrite
 	// Uneven: no phase was known, and this read came less than the
 	// kubelet's period after the full read before it (by more than the
 	// tolerance), neither of them just after a list of podwatch's own.
@@ -95,6 +103,16 @@ type RelistWrite struct {
 	// completes it at once, so a later one is not looked for). With
 	// Before, the relist read one of the writes' contents, or a part.
 	After bool
+}
+
+// PriorWrite is a file written just before a relist's folder open
+// (KubeletRelist.Prior).
+type PriorWrite struct {
+	Name string
+	// Since is when the detector last found its queue empty before the
+	// last write: the write came after it, and so did podwatch's read of
+	// it.
+	Since time.Time
 }
 
 // RelistPhase is when the kubelet relists, as far as podwatch can tell.

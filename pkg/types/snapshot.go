@@ -57,6 +57,10 @@ type Snapshot struct {
 	// open (KubeletRelist.Came), set with KubeletRelist: a name among
 	// them gone since went after the open as a listed one does.
 	KubeletRelistCame []string
+	// KubeletRelistPrior is what was written just before that relist's
+	// open (KubeletRelist.Prior), set with KubeletRelist: the relist read
+	// those writes, however late podwatch read them.
+	KubeletRelistPrior []PriorWrite
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

@@ -110,6 +110,7 @@ type candidate struct {
 	last    string              // the last file matched
 	wrote   bool                // last was written since its open matched
 	came    []string            // names not in want that came since the folder open, in byte order
+	prior   []types.PriorWrite  // names of want written just before the folder open, in byte order
 }
 
 // skippable says want[i] went since the folder open.
@@ -259,7 +260,11 @@ type Detector struct {
 	// lastRead is the folder open of the last full read recognised that
 	// did not follow a list of podwatch's own (see uneven).
 	lastRead time.Time
-	retryIn  time.Duration // while the watch is down: when to try again (0: never)
+	// recent holds the names written (or moved in) lately, each with
+	// when the queue was found empty before its last write; a folder
+	// open hands on those of its list written just before it (prior).
+	recent  map[string]time.Time
+	retryIn time.Duration // while the watch is down: when to try again (0: never)
 }
 
 // New checks opts (zero durations take the defaults) and builds a
@@ -453,6 +458,7 @@ func (d *Detector) stopWatch() {
 	}
 	d.cands = d.cands[:0]
 	d.names, d.known, d.shared = nil, false, false
+	clear(d.recent)
 }
 
 // handle applies one batch; it reports false when ctx ended while sending.
@@ -468,6 +474,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 	if b.overflow {
 		d.log.Warn("inotify queue overflowed: the kubelet's relist phase is unknown until seen again", "path", d.opts.Path)
 		d.cands = d.cands[:0]
+		clear(d.recent)
 		// What came and went meanwhile is lost with the rest.
 		d.list()
 		if !d.emit(ctx, out, d.tracker.Overflow(b.at), nil) {
@@ -491,7 +498,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 		var c *candidate
 		switch {
 		case e.op == opened && e.name == "":
-			if !flush() || !d.folderOpened(ctx, out, b.at) {
+			if !flush() || !d.folderOpened(ctx, out, b.at, b.since) {
 				return false
 			}
 		case e.op == opened:
@@ -500,6 +507,7 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			// what the relist read.
 			c = d.fileOpened(e.name, b.at)
 		case e.op == wrote:
+			d.wroteNow(e.name, b.since)
 			for _, c := range d.cands {
 				c.write(e.name, b.since, false)
 			}
@@ -511,6 +519,11 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			// under it: the kubelet skips what is not a regular file and
 			// reads a symlink's target under the target's name.
 			present := e.op == came && e.regular
+			if present {
+				d.wroteNow(e.name, b.since)
+			} else {
+				delete(d.recent, e.name)
+			}
 			if done != nil && present {
 				done.write(e.name, b.since, true)
 			}
@@ -543,7 +556,7 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 		return true
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
-	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want, Came: c.came}
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want, Came: c.came, Prior: c.prior}
 	if !d.afterOwnList(c.at) {
 		r.Uneven = d.uneven(c.at)
 		d.lastRead = c.at
@@ -554,8 +567,9 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 }
 
 // folderOpened starts a candidate relist with the files the folder holds
-// now. A folder without a regular file cannot show a relist.
-func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObservation, at time.Time) bool {
+// now, read in a batch at at from a queue found empty at since. A folder
+// without a regular file cannot show a relist.
+func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObservation, at, since time.Time) bool {
 	if !d.known && !d.list() {
 		return true
 	}
@@ -580,8 +594,39 @@ func (d *Detector) folderOpened(ctx context.Context, out chan<- types.RelistObse
 			"path", d.opts.Path, "at", c.at, "opened", c.opened, "of", len(c.want), "next", c.want[min(c.next, len(c.want)-1)])
 		d.cands = append(d.cands[:0], d.cands[1:]...)
 	}
-	d.cands = append(d.cands, &candidate{at: at, want: want, step: at})
+	d.cands = append(d.cands, &candidate{at: at, want: want, step: at, prior: d.prior(want, since)})
 	return true
+}
+
+// wroteNow notes that name was written, or moved in, in a batch read from
+// a queue found empty at since; it forgets the writes noted too long
+// before to be handed on (see prior).
+func (d *Detector) wroteNow(name string, since time.Time) {
+	if d.recent == nil {
+		d.recent = map[string]time.Time{}
+	}
+	maps.DeleteFunc(d.recent, func(_ string, s time.Time) bool { return since.Sub(s) > d.opts.Window })
+	d.recent[name] = since
+}
+
+// prior is what of want was written just before a folder open read from
+// a queue found empty at since: in a batch whose queue was found empty
+// within the window before. The dates are the detector's own, whatever
+// its lag: a write read in the open's batch or the one just before may be
+// read by podwatch's file source only after the open, while one older
+// than that was long read. In byte order; nil when none.
+func (d *Detector) prior(want []string, since time.Time) []types.PriorWrite {
+	var out []types.PriorWrite
+	for name, s := range d.recent {
+		if since.Sub(s) > d.opts.Window {
+			continue
+		}
+		if _, listed := slices.BinarySearch(want, name); listed {
+			out = append(out, types.PriorWrite{Name: name, Since: s})
+		}
+	}
+	slices.SortFunc(out, func(a, b types.PriorWrite) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // quiet is how long after a batch the watch looks again whether its

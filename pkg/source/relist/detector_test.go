@@ -262,6 +262,26 @@ func TestDetectorSaysWhatCameAfterTheOpen(t *testing.T) {
 	}
 }
 
+// A write just before the folder open, in its batch or in one read from a
+// queue found empty within the window before, was read by the relist
+// however late podwatch read it; an older one is not handed on, nor a
+// name moved away since.
+func TestDetectorSaysWhatWasWrittenJustBeforeTheOpen(t *testing.T) {
+	f := startFake(t, []string{"a.yaml", "b.yaml", "c.yaml", "d.yaml"})
+	f.nextWatch()
+	f.send(batch{since: base.Add(-time.Second), events: []event{{op: wrote, name: "c.yaml"}}})
+	f.send(batch{since: base.Add(-30 * time.Millisecond), events: []event{{op: wrote, name: "a.yaml"}, {op: came, name: "d.yaml", regular: true}}})
+	f.send(batch{events: append([]event{{op: wrote, name: "b.yaml"}, {op: went, name: "d.yaml"}}, opens("", "a.yaml", "b.yaml", "c.yaml")...)})
+	var o types.RelistObservation
+	for o.Relist == nil {
+		o = f.expect(1)[0]
+	}
+	want := []types.PriorWrite{{Name: "a.yaml", Since: base.Add(-30 * time.Millisecond)}, {Name: "b.yaml", Since: base}}
+	if !slices.Equal(o.Relist.Prior, want) {
+		t.Fatalf("relist: %s, want prior %v", dump([]types.RelistObservation{o}), want)
+	}
+}
+
 // A write the queue holds after the relist's last open, in the batch
 // that completed it, came after the relist read the file: every event of
 // the batch has one time, and podwatch may have read the write before it.
