@@ -69,8 +69,9 @@ func kubeletLikeRelistsWith(t *testing.T, dir string, period time.Duration, stop
 }
 
 // pollLog polls the log, the only signal the agent gives of what the loop
-// saw, until done says it holds what is waited for; false when it did not
-// within the time given.
+// saw (or its stdout, which the event pipeline writes after), until done
+// says it holds what is waited for; false when it did not within the time
+// given.
 func pollLog(logs *testutil.LockedBuffer, within time.Duration, done func(log string) bool) bool {
 	deadline := time.Now().Add(within)
 	for !done(logs.String()) {
@@ -122,6 +123,8 @@ func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 	if err != nil || period < 650*time.Millisecond || period > 750*time.Millisecond {
 		t.Errorf("known at another period than the reader's 700ms ± 50ms: %s", known)
 	}
+	// The Warning goes out through the event pipeline, after the log line.
+	pollLog(stdout, 20*time.Second, func(out string) bool { return strings.Contains(out, string(types.ReasonKubeletRelistLost)) })
 	evs := withReason(stdoutEvents(t, stdout.String()), types.ReasonKubeletRelistLost)
 	if len(evs) != 1 || !strings.Contains(evs[0].Message, "the kubelet may be down or reading another folder") {
 		t.Errorf("KubeletRelistLost events: %+v\nstdout:\n%s", evs, stdout.String())
