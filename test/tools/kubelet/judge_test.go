@@ -489,7 +489,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	// decided each (see decider): a drop only for a file written to
 	// define p.
 	decidedBy := func(p string) func(line time.Time) decision {
-		drops := relistDrops(final.Reads, k.Manifests, sc.filesOf(p))
+		drops := relistDrops(final.Reads, final.Relists, k.Manifests, sc.filesOf(p))
 		return decider(steps, drops, final.Reads, k.Manifests, names)
 	}
 	removeLines := map[string][]removeLine{}
@@ -1070,28 +1070,72 @@ type folderStep struct {
 
 // relistDrop is a relist read of a scenario's file that the kubelet's
 // file source could not make a pod of, so that the relist left the file's
-// pod out; start says the file's read before it did not fail too (a file
-// broken across relists loses its pod at the first).
+// pod out; start says the relist before that read the files did not
+// drop the pod too (a file broken across relists loses its pod at the
+// first).
 type relistDrop struct {
 	at    time.Time
 	start bool
 }
 
-// relistDrops lists the relist reads of the files in dir named names that
-// failed, in order.
-func relistDrops(reads []kubelet.Read, dir string, names []string) []relistDrop {
-	failed := map[string]bool{}
+// relistDrops lists, in order, the relists that dropped a pod defined by
+// the files in dir named names: those that failed a read of one of them
+// and read none of the others whole. A relist that read another of them
+// whole (the .bak of a manifest it read truncated) kept the pod from it.
+// relists place each read in its relist; a read none holds is one alone.
+// A file in names is taken to define the pod whenever it reads whole.
+func relistDrops(reads []kubelet.Read, relists []kubelet.Relist, dir string, names []string) []relistDrop {
 	var out []relistDrop
+	dropped := false // the relist before dropped the pod
+	var drop time.Time
+	cur, kept, open := -2, false, false // the relist being read, whether it read a file whole
+	end := func() {
+		if open && !drop.IsZero() && !kept {
+			out = append(out, relistDrop{drop, !dropped})
+		}
+		if open {
+			dropped = !drop.IsZero() && !kept
+		}
+		drop, kept, open = time.Time{}, false, false
+	}
 	for _, rd := range reads {
 		if filepath.Dir(rd.Path) != dir || !slices.Contains(names, filepath.Base(rd.Path)) {
 			continue
 		}
-		if rd.Relist && rd.Failed {
-			out = append(out, relistDrop{rd.At, !failed[rd.Path]})
+		if !rd.Relist {
+			// A watch's read (a fix) may bring the pod back: a relist
+			// failing after it drops it again.
+			end()
+			cur, dropped = -2, false
+			continue
 		}
-		failed[rd.Path] = rd.Relist && rd.Failed
+		r := relistOf(relists, rd.At)
+		if r != cur || r < 0 {
+			end()
+			cur = r
+		}
+		open = true
+		switch {
+		case !rd.Failed:
+			kept = true
+		case drop.IsZero():
+			drop = rd.At
+		}
 	}
+	end()
 	return out
+}
+
+// relistOf is the index of the relist that began last at or before at;
+// -1 for none.
+func relistOf(relists []kubelet.Relist, at time.Time) int {
+	i, _ := slices.BinarySearchFunc(relists, at, func(r kubelet.Relist, t time.Time) int {
+		if r.Began.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return i - 1
 }
 
 // decider says, for one pod's SyncLoop REMOVE lines taken in order, when
