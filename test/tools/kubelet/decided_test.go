@@ -144,3 +144,37 @@ func TestDecidedByWhenSent(t *testing.T) {
 		})
 	}
 }
+
+// shadowed-edited as a loaded kubelet played it: while the .bak wins, a
+// relist reads the manifest truncated (os.WriteFile empties it first) and
+// the .bak whole, so the pod stays; the watch then reads the new content
+// and restarts the pod with it, and the next relist brings the .bak back.
+// A sync loop 5 s behind logs both restarts late. The relist's failed read
+// decided nothing: each REMOVE and its ADD are one restart.
+func TestDecidedKeepsAPodTheBakDefines(t *testing.T) {
+	at := time.Date(2026, 12, 4, 1, 0, 0, 0, time.Local)
+	ms := func(n int) time.Time { return at.Add(time.Duration(n) * time.Millisecond) }
+	const pod, dir = "judge/p-judge-node", "/d/manifests"
+	names := []string{"p.yaml", "p.yaml.bak"}
+	line := func(n int, op string) kubelet.SyncLoop {
+		return kubelet.SyncLoop{At: ms(n), Op: op, Source: "file", Pods: []string{pod}}
+	}
+	s := kubelet.Snapshot{
+		Loops:   []kubelet.SyncLoop{line(0, "ADD"), line(15000, "REMOVE"), line(15001, "ADD"), line(16000, "REMOVE"), line(16001, "ADD")},
+		Added:   []kubelet.Added{{At: ms(0), Pod: pod}, {At: ms(10181), Pod: pod}, {At: ms(11001), Pod: pod}},
+		Merges:  []time.Time{ms(0), ms(10004), ms(10181), ms(11001)},
+		Relists: []kubelet.Relist{{Began: ms(10000), Ended: ms(10003)}, {Began: ms(11000), Ended: ms(11001)}},
+		Reads: []kubelet.Read{
+			{At: ms(10001), Path: dir + "/p.yaml", Relist: true, Failed: true},
+			{At: ms(10002), Path: dir + "/p.yaml.bak", Relist: true},
+			{At: ms(10180), Path: dir + "/p.yaml"},
+			{At: ms(11000), Path: dir + "/p.yaml", Relist: true},
+			{At: ms(11001), Path: dir + "/p.yaml.bak", Relist: true},
+		},
+	}
+	steps := []folderStep{{ms(-5000), "write"}, {ms(10000), "write"}}
+	decide := decider(steps, relistDrops(s.Reads, s.Relists, dir, names), s.Reads, dir, names)
+	if ops, _ := decidedAt(s, pod, decide); !slices.Equal(ops, []string{"ADD", "UPDATE", "UPDATE"}) {
+		t.Errorf("decided %v, want ADD and two UPDATEs", ops)
+	}
+}
