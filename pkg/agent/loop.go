@@ -171,7 +171,7 @@ func (l *loop) step(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
 		snap.KubeletRelist = l.kubeletRelist
 		if r := l.kubeletSeen; r != nil {
-			snap.KubeletRelistWritten, snap.KubeletRelistListed, snap.KubeletRelistCame, snap.KubeletRelistPrior = r.Written, r.Listed, r.Came, r.Prior
+			snap.KubeletRelistRead = r.RelistRead
 		}
 	}
 	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven

@@ -206,7 +206,7 @@ func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
 	snap(1, true, good, other)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
 	written := []types.RelistWrite{{Name: "web.yaml", Before: true}}
-	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Written: written}, Phase: known})
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, RelistRead: types.RelistRead{Written: written}}, Phase: known})
 	snap(2, false, bad, other)
 	if rm := removed(); len(rm) != 0 {
 		t.Fatalf("REMOVE before the relist was taken in: %+v", rm)
@@ -230,7 +230,7 @@ func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
 	snap(1, true, good, other)
 	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: at, Next: at.Add(2 * time.Second)}
 	listed, came := []string{"other.yaml", "web.yaml"}, []string{"web.yaml~"}
-	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, Listed: listed, Came: came}, Phase: known})
+	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, OnPhase: true, RelistRead: types.RelistRead{Listed: listed, Came: came}}, Phase: known})
 	if p.loop.kubeletSeen != nil {
 		t.Fatalf("listed %q before the relist was taken in", p.loop.kubeletSeen.Listed)
 	}

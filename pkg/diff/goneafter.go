@@ -18,11 +18,11 @@ import (
 // relist, not started again by the one that read it.
 //
 // The relist detector's list of what the folder held at the open
-// (Snapshot.KubeletRelistListed) orders the going against it without
+// (Snapshot.KubeletRelistRead.Listed) orders the going against it without
 // clocks: a name listed there and gone now went after the open. So did a
 // name that came after the open (an editor's backup, renamed in and
 // deleted in one save): the detector names those it read up to the
-// relist's completion (Snapshot.KubeletRelistCame), and one the watch
+// relist's completion (Snapshot.KubeletRelistRead.Came), and one the watch
 // created later still was first read by podwatch after the relist's
 // open, by the clocks. The kubelet, taking the backup's events in after
 // the relist, drops the pod it last gave (if it read the backup then, or
@@ -44,7 +44,7 @@ type wentName struct {
 // event gave back: the kubelet's store lacks them after the relist as the
 // view's does.
 func (v *kubeletView) goneAfter(snap types.Snapshot) []string {
-	if len(v.went) == 0 || len(snap.KubeletRelistListed) == 0 {
+	if len(v.went) == 0 || len(snap.KubeletRelistRead.Listed) == 0 {
 		return nil
 	}
 	var out []string
@@ -63,10 +63,10 @@ func (v *kubeletView) goneAfter(snap types.Snapshot) []string {
 // relist opened it: listed then, or come since, by the detector's queue
 // or, for one the watch created (first read at born), by the clocks.
 func cameAfterOpen(snap types.Snapshot, name string, born time.Time) bool {
-	if _, listed := slices.BinarySearch(snap.KubeletRelistListed, name); listed {
+	if _, listed := slices.BinarySearch(snap.KubeletRelistRead.Listed, name); listed {
 		return true
 	}
-	if _, came := slices.BinarySearch(snap.KubeletRelistCame, name); came {
+	if _, came := slices.BinarySearch(snap.KubeletRelistRead.Came, name); came {
 		return true
 	}
 	return !born.IsZero() && born.After(snap.KubeletRelist)
@@ -79,7 +79,7 @@ func cameAfterOpen(snap types.Snapshot, name string, born time.Time) bool {
 // late), and after a first content podwatch read part-written (os.WriteFile
 // creates the file empty). nil without the detector's list.
 func (v *kubeletView) bornUnlisted(snap types.Snapshot) map[string]bool {
-	listed := snap.KubeletRelistListed
+	listed := snap.KubeletRelistRead.Listed
 	if len(v.born) == 0 || len(listed) == 0 {
 		return nil
 	}

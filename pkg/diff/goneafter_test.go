@@ -33,10 +33,10 @@ func goneAfterRelist(t *testing.T, listed []string) (gone, takeIn, next []types.
 		KubeletRelist: start, Files: ptrs(files[1:]),
 		Changed: []string{"web.yaml"}, Events: []types.WatchEvent{{Name: "web.yaml", Gone: true}}}
 	gone = advanceAll(&st, snap, deleted)
-	snap.KubeletRelist, snap.KubeletRelistListed = at, listed
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed = at, listed
 	takeIn = advanceAll(&st, snap, at.Add(relistLagForTest))
 	after := at.Add(20 * time.Second)
-	snap.KubeletRelist, snap.KubeletRelistListed = after, []string{"web.yaml.bak"}
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed = after, []string{"web.yaml.bak"}
 	next = advanceAll(&st, snap, after.Add(relistLagForTest))
 	return gone, takeIn, next
 }
@@ -109,12 +109,12 @@ func TestFileCreatedAfterTheRelistsOpenIsNotReadByIt(t *testing.T) {
 		t.Fatalf("the new file, whole: %q, want ADD web.yaml", got)
 	}
 	at := t0.Add(6 * time.Millisecond) // the relist, dated between podwatch's two reads
-	snap.KubeletRelist, snap.KubeletRelistListed = at, []string{"other.yaml"}
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed = at, []string{"other.yaml"}
 	if got := podOps(advanceAll(&st, snap, at.Add(relistLagForTest))); got != "" {
 		t.Errorf("the relist that opened the folder before web.yaml was created: %q, want nothing", got)
 	}
 	next := at.Add(20 * time.Second)
-	snap.KubeletRelist, snap.KubeletRelistListed = next, []string{"other.yaml", "web.yaml"}
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed = next, []string{"other.yaml", "web.yaml"}
 	if got := podOps(advanceAll(&st, snap, next.Add(relistLagForTest))); got != "" {
 		t.Errorf("the next relist: %q, want nothing", got)
 	}
@@ -149,10 +149,10 @@ func vimSaveAfterRelist(t *testing.T, at, bornAt time.Time, came []string) (gone
 		KubeletRelist: start, Files: ptrs([]types.File{written}),
 		Changed: []string{"web.yaml~"}, Events: []types.WatchEvent{{Name: "web.yaml~", Gone: true}}}
 	gone = advanceAll(&st, snap, deleted)
-	snap.KubeletRelist, snap.KubeletRelistListed, snap.KubeletRelistCame = at, []string{"web.yaml"}, came
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed, snap.KubeletRelistRead.Came = at, []string{"web.yaml"}, came
 	takeIn = advanceAll(&st, snap, at.Add(relistLagForTest))
 	after := at.Add(20 * time.Second)
-	snap.KubeletRelist, snap.KubeletRelistListed, snap.KubeletRelistCame = after, []string{"web.yaml"}, nil
+	snap.KubeletRelist, snap.KubeletRelistRead.Listed, snap.KubeletRelistRead.Came = after, []string{"web.yaml"}, nil
 	next = advanceAll(&st, snap, after.Add(relistLagForTest))
 	return gone, takeIn, next
 }

@@ -15,7 +15,7 @@ import (
 // and before its open of the file, is read by the relist: podwatch's
 // clocks cannot say so (when it read the write says nothing of when the
 // kubelet did), but the relist detector's queue orders the two exactly
-// (Snapshot.KubeletRelistWritten). The relist is taken in late, often
+// (Snapshot.KubeletRelistRead.Written). The relist is taken in late, often
 // after the file changed again (an invalid edit fixed at once): the view
 // keeps, per name the watch changed since the last relist taken in, each
 // content podwatch read (versions), so that it knows what the relist
@@ -65,12 +65,21 @@ func (v *kubeletView) noteVersion(name string, f *types.File) {
 // after that one was taken in by the watch: the relist's read is not the
 // last word.
 func (v *kubeletView) readByRelist(f *types.File, at time.Time) (read *types.File, changedSince bool) {
-	for _, g := range v.versions[f.Name] {
-		if g.ChangedAt.After(at) {
-			return g, g != f && !g.ChangedAt.Equal(f.ChangedAt)
-		}
+	if g := v.firstAfter(f.Name, at); g != nil {
+		return g, g != f && !g.ChangedAt.Equal(f.ChangedAt)
 	}
 	return f, false
+}
+
+// firstAfter is the first content of name podwatch read after at, among
+// those the watch took in since the last relist; nil when none.
+func (v *kubeletView) firstAfter(name string, at time.Time) *types.File {
+	for _, g := range v.versions[name] {
+		if g.ChangedAt.After(at) {
+			return g
+		}
+	}
+	return nil
 }
 
 // readBefore is the content of f's name podwatch read last at or before
@@ -102,10 +111,8 @@ func (v *kubeletView) readAtOpen(f *types.File, at, since time.Time) *types.File
 	if since.IsZero() || r != nil && r.ChangedAt.After(since) {
 		return r
 	}
-	for _, g := range v.versions[f.Name] {
-		if g.ChangedAt.After(since) {
-			return g
-		}
+	if g := v.firstAfter(f.Name, since); g != nil {
+		return g
 	}
 	return r
 }
@@ -128,11 +135,11 @@ func (v *kubeletView) tookSince(name, key string, read, f *types.File) bool {
 
 // midRelistWritten indexes snap's files written during the relist.
 func midRelistWritten(snap types.Snapshot) map[string]types.RelistWrite {
-	if len(snap.KubeletRelistWritten) == 0 {
+	if len(snap.KubeletRelistRead.Written) == 0 {
 		return nil
 	}
-	out := make(map[string]types.RelistWrite, len(snap.KubeletRelistWritten))
-	for _, w := range snap.KubeletRelistWritten {
+	out := make(map[string]types.RelistWrite, len(snap.KubeletRelistRead.Written))
+	for _, w := range snap.KubeletRelistRead.Written {
 		out[w.Name] = w
 	}
 	return out
@@ -141,11 +148,11 @@ func midRelistWritten(snap types.Snapshot) map[string]types.RelistWrite {
 // priorWritten indexes when the detector found its queue empty before
 // the writes it saw just before the relist's folder open, by name.
 func priorWritten(snap types.Snapshot) map[string]time.Time {
-	if len(snap.KubeletRelistPrior) == 0 {
+	if len(snap.KubeletRelistRead.Prior) == 0 {
 		return nil
 	}
-	out := make(map[string]time.Time, len(snap.KubeletRelistPrior))
-	for _, w := range snap.KubeletRelistPrior {
+	out := make(map[string]time.Time, len(snap.KubeletRelistRead.Prior))
+	for _, w := range snap.KubeletRelistRead.Prior {
 		out[w.Name] = w.Since
 	}
 	return out

@@ -37,7 +37,7 @@ func midRelistRead(t *testing.T, readIn, fixIn time.Duration, written []types.Re
 			seq++
 		}
 		s := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true},
-			KubeletRelist: kubelet, KubeletRelistWritten: written, KubeletRelistPrior: prior, Files: ptrs([]types.File{f})}
+			KubeletRelist: kubelet, KubeletRelistRead: types.RelistRead{Written: written, Prior: prior}, Files: ptrs([]types.File{f})}
 		if !relist {
 			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
 		}
@@ -253,7 +253,7 @@ func TestKubeletRelistDatedAfterAWriteThatCameAfterItsRead(t *testing.T) {
 	step := func(now, relist time.Time, written []types.RelistWrite, seq uint64, f types.File, changed bool) []types.Change {
 		t.Helper()
 		s := types.Snapshot{Time: now, Seq: seq, Path: "/m", Watch: types.WatchStatus{Up: true},
-			KubeletRelist: relist, KubeletRelistWritten: written, Files: ptrs([]types.File{f})}
+			KubeletRelist: relist, KubeletRelistRead: types.RelistRead{Written: written}, Files: ptrs([]types.File{f})}
 		if changed {
 			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
 		} else if seq == 1 {

@@ -46,6 +46,22 @@ type KubeletRelist struct {
 	// (podwatch's own first list, a backup) and whenever the phase is not
 	// Known.
 	OnPhase bool
+	// RelistRead orders what the relist read against the writes and
+	// names that came and went around it.
+	RelistRead
+	// Uneven: no phase was known, and this read came less than the
+	// kubelet's period after the full read before it (by more than the
+	// tolerance), neither of them just after a list of podwatch's own.
+	// The kubelet's ticker never relists that soon unless its file source
+	// was held up and took a held tick late; another periodic reader of
+	// every file (a backup tool) looks the same.
+	Uneven bool
+}
+
+// RelistRead is what the detector's queue says of a relist's read
+// against the folder's changes around it, which no clock orders: part of
+// KubeletRelist, and handed to the diff with it (Snapshot.KubeletRelistRead).
+type RelistRead struct {
 	// Written names, in byte order, the files the relist read that were
 	// written (or moved in) after the folder open and before the relist
 	// was recognised, each placed by the order of the detector's own
@@ -73,13 +89,6 @@ type KubeletRelist struct {
 	// within the window before that batch's, are kept: podwatch read an
 	// older one before the relist. Shared: never modified.
 	Prior []PriorWrite
-	// Uneven: no phase was known, and this read came less than the
-	// kubelet's period after the full read before it (by more than the
-	// tolerance), neither of them just after a list of podwatch's own.
-	// The kubelet's ticker never relists that soon unless its file source
-	// was held up and took a held tick late; another periodic reader of
-	// every file (a backup tool) looks the same.
-	Uneven bool
 }
 
 // RelistWrite is a file written during a relist (KubeletRelist.Written).

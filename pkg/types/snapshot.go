@@ -44,23 +44,11 @@ type Snapshot struct {
 	// relists are a held-up file source's, as a late one is on a known
 	// phase.
 	KubeletUneven time.Time
-	// KubeletRelistWritten is what that relist read that was written
-	// while it ran (KubeletRelist.Written), set with KubeletRelist: the
-	// files it may have read newer than its folder open.
-	KubeletRelistWritten []RelistWrite
-	// KubeletRelistListed is what the folder held at that relist's open
-	// (KubeletRelist.Listed), set with KubeletRelist: a name among them
-	// gone since went after it, and its going stands over what the relist
-	// read.
-	KubeletRelistListed []string
-	// KubeletRelistCame is what came into the folder after that relist's
-	// open (KubeletRelist.Came), set with KubeletRelist: a name among
-	// them gone since went after the open as a listed one does.
-	KubeletRelistCame []string
-	// KubeletRelistPrior is what was written just before that relist's
-	// open (KubeletRelist.Prior), set with KubeletRelist: the relist read
-	// those writes, however late podwatch read them.
-	KubeletRelistPrior []PriorWrite
+	// KubeletRelistRead is what the detector's queue said of that
+	// relist's read (KubeletRelist.RelistRead), set with KubeletRelist:
+	// the files written during it or just before it, what the folder held
+	// at its open and what came after. Zero when not known.
+	KubeletRelistRead RelistRead
 	// Seq numbers the snapshots of one Source, from 1, so that Changed can
 	// say what it is relative to; zero when the snapshot is not numbered
 	// (built by hand), and then Changed means nothing.

@@ -556,7 +556,8 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 		return true
 	}
 	onPhase, changes := d.tracker.Sweep(c.at)
-	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase, Written: c.writes(), Listed: c.want, Came: c.came, Prior: c.prior}
+	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase,
+		RelistRead: types.RelistRead{Written: c.writes(), Listed: c.want, Came: c.came, Prior: c.prior}}
 	if !d.afterOwnList(c.at) {
 		r.Uneven = d.uneven(c.at)
 		d.lastRead = c.at

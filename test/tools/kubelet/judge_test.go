@@ -1087,14 +1087,17 @@ type relistDrop struct {
 func relistDrops(reads []kubelet.Read, relists []kubelet.Relist, dir string, names []string) []relistDrop {
 	var out []relistDrop
 	dropped := false // the relist before dropped the pod
+	// The relist being read (cur): whether a read of it is in (open), its
+	// first failed read (drop), whether it read a file whole (kept).
+	cur, open, kept := -2, false, false
 	var drop time.Time
-	cur, kept, open := -2, false, false // the relist being read, whether it read a file whole
 	end := func() {
-		if open && !drop.IsZero() && !kept {
-			out = append(out, relistDrop{drop, !dropped})
-		}
 		if open {
-			dropped = !drop.IsZero() && !kept
+			isDrop := !drop.IsZero() && !kept
+			if isDrop {
+				out = append(out, relistDrop{drop, !dropped})
+			}
+			dropped = isDrop
 		}
 		drop, kept, open = time.Time{}, false, false
 	}
