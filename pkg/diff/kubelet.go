@@ -681,7 +681,12 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			mid[f.Name] = midRead{r, true}
 		}
 	}
+	// What the watch took in after this relist is the next relist's to
+	// have read (readAtOpen), however late that one is taken in: kept,
+	// once this one is done with the versions before it.
+	next := v.versionsAfter(snap, at, later)
 	v.versions = nil
+	defer func() { v.versions = next }()
 	store := make(map[string]string, len(v.store))
 	plain := true
 	for _, f := range snap.Files {

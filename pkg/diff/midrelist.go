@@ -57,6 +57,31 @@ func (v *kubeletView) noteVersion(name string, f *types.File) {
 	v.versions[name] = append(slices.Clip(vs), f)
 }
 
+// versionsAfter is, for each of snap's files changed after a relist whose
+// folder open the detector saw at at (later), the contents of it podwatch
+// read after at, the current one last: what the watch took in after that
+// relist, which the next relist may have read. Those read before at were
+// the relist's.
+func (v *kubeletView) versionsAfter(snap types.Snapshot, at time.Time, later func(*types.File) bool) map[string][]*types.File {
+	var out map[string][]*types.File
+	for _, f := range snap.Files {
+		if !later(f) {
+			continue
+		}
+		var vs []*types.File
+		for _, g := range v.versions[f.Name] {
+			if g.ChangedAt.After(at) && g != f && !g.ChangedAt.Equal(f.ChangedAt) {
+				vs = append(vs, g)
+			}
+		}
+		if out == nil {
+			out = map[string][]*types.File{}
+		}
+		out[f.Name] = append(vs, f)
+	}
+	return out
+}
+
 // readByRelist is the content of f's name a relist read when a write came
 // between its folder open and its open of the file, after at (when the
 // detector last found its queue empty before that write, else when it

@@ -279,3 +279,53 @@ func TestKubeletRelistDatedAfterAWriteThatCameAfterItsRead(t *testing.T) {
 		t.Errorf("the next relist: %q, want REMOVE web.yaml", got)
 	}
 }
+
+// Turned invalid after a relist's folder open but before podwatch took
+// that relist in, and fixed after the next relist's open but before
+// podwatch took that one in (measured with the real kubelet:
+// invalid-across-relist, podwatch silent). The first take-in must keep
+// the invalid content as the watch's, after that relist, so that the
+// second knows its relist read it: it dropped the pod, and the fix
+// started it again.
+func TestKubeletRelistReadAWriteTakenInWithTheRelistBefore(t *testing.T) {
+	web := pod("web", "img:1")
+	var st State
+	atN := t0.Add(50 * time.Second)
+	atNext := atN.Add(2 * time.Second)
+	seq := uint64(1)
+	step := func(now, kubelet time.Time, relist, again bool, f types.File) []types.Change {
+		t.Helper()
+		if !relist && !again {
+			seq++
+		}
+		s := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true},
+			KubeletRelist: kubelet, Files: ptrs([]types.File{f})}
+		if !relist {
+			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
+		}
+		return advanceAll(&st, s, now)
+	}
+	before := atN.Add(-2 * time.Second)
+	if got := podOps(step(t0, before, true, false, valid("web.yaml", web, t0))); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 8: did not find expected ',' or ']'"),
+		ChangedAt: atN.Add(500 * time.Millisecond), Complete: true}
+	if got := podOps(step(bad.ChangedAt, before, false, false, bad)); got != "" {
+		t.Fatalf("the invalid write on the watch: %q, want nothing", got)
+	}
+	if got := podOps(step(atN.Add(relistLagForTest), atN, false, true, bad)); got != "" {
+		t.Fatalf("the relist before the invalid write, taken in: %q, want nothing", got)
+	}
+	fixed := valid("web.yaml", web, atNext.Add(126*time.Millisecond))
+	if got := podOps(step(fixed.ChangedAt, atN, false, false, fixed)); got != "" {
+		t.Fatalf("the fix on the watch: %q, want nothing", got)
+	}
+	takeIn := step(atNext.Add(relistLagForTest), atNext, false, true, fixed)
+	if got := podOps(takeIn); got != "REMOVE web.yaml, ADD web.yaml" {
+		t.Fatalf("the relist that read the invalid write, taken in after the fix: %q, want REMOVE and ADD", got)
+	}
+	if msg := removeMessage(takeIn); !strings.Contains(msg, "at its relist") {
+		t.Errorf("REMOVE message %q: want the relist that read it", msg)
+	}
+}
