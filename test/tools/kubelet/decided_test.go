@@ -178,3 +178,40 @@ func TestDecidedKeepsAPodTheBakDefines(t *testing.T) {
 		t.Errorf("decided %v, want ADD and two UPDATEs", ops)
 	}
 }
+
+// A REMOVE and the ADD after it bring the same pod back when the pod
+// workers logged one UID for both and it had started, and replace it when
+// they logged two, whatever sandboxes started late between: a loaded
+// kubelet's sandbox of an earlier ADD may start after its pod was
+// replaced, and one of the same UID start again later. One UID removed
+// and added again before it started stopped nothing (measured: a relist
+// and vim's rename and write taken in back to back).
+func TestDecidedByTheLinesUIDs(t *testing.T) {
+	at := time.Date(2026, 12, 4, 2, 30, 0, 0, time.Local)
+	ms := func(n int) time.Time { return at.Add(time.Duration(n) * time.Millisecond) }
+	const pod = "judge/p-judge-node"
+	lines := []struct {
+		ms      int
+		op, uid string
+	}{{0, "ADD", "bak"}, {100, "REMOVE", "bak"}, {101, "ADD", "new"}, {200, "REMOVE", "new"}, {201, "ADD", "bak"}, {400, "REMOVE", "bak"}, {401, "ADD", "bak"}, {500, "REMOVE", "bak"}, {501, "ADD", "bak"}}
+	var s kubelet.Snapshot
+	for i, l := range lines {
+		s.Loops = append(s.Loops, kubelet.SyncLoop{At: ms(l.ms), Op: l.op, Source: "file", Pods: []string{pod}})
+		s.Handled = append(s.Handled, kubelet.Handled{Loop: i, Pod: pod, UID: l.uid})
+	}
+	sandbox := func(n int, op kubelet.ActionOp, id string) kubelet.Action {
+		return kubelet.Action{At: ms(n), Op: op, Pod: kubelet.Pod{Namespace: "judge", Name: "p-judge-node", UID: "bak"}, Sandbox: id}
+	}
+	// The first ADD's sandbox starts late, after its pod was replaced, and
+	// the bak pod gets one again after the third ADD.
+	s.Actions = []kubelet.Action{sandbox(150, kubelet.ActionStart, "s1"), sandbox(180, kubelet.ActionStop, "s1"), sandbox(300, kubelet.ActionStart, "s2")}
+	if got, want := decided(s, pod, nil), []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD", "UPDATE"}; !slices.Equal(got, want) {
+		t.Errorf("by the lines' UIDs: decided %v, want %v", got, want)
+	}
+	// Without them the sandboxes pair the late one with the next: the
+	// judge's reading before the pod workers' lines were logged.
+	s.Handled = nil
+	if got, want := decided(s, pod, nil), []string{"ADD", "UPDATE", "REMOVE", "ADD", "UPDATE", "UPDATE"}; !slices.Equal(got, want) {
+		t.Errorf("by the sandboxes: decided %v, want %v", got, want)
+	}
+}

@@ -55,6 +55,7 @@ type History struct {
 	reads     []Read
 	added     []Added
 	merges    []time.Time
+	handled   []Handled
 	sandboxes map[string]Pod
 }
 
@@ -80,6 +81,9 @@ type Snapshot struct {
 	// file source, in order: a relist's or a watch event's, sent once
 	// the sync loop's channel took the one before.
 	Merges []time.Time
+	// Handled are the UIDs of the pods of the file source's SyncLoop ADD
+	// and REMOVE lines, in the order the pod workers logged them.
+	Handled []Handled
 }
 
 // Snapshot is what has been recorded. Its lists but Relists share the
@@ -90,7 +94,7 @@ type Snapshot struct {
 func (h *History) Snapshot() Snapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads), Added: slices.Clip(h.added), Merges: slices.Clip(h.merges)}
+	return Snapshot{Actions: slices.Clip(h.actions), Loops: slices.Clip(h.loops), Relists: slices.Clone(h.relists), Reads: slices.Clip(h.reads), Added: slices.Clip(h.added), Merges: slices.Clip(h.merges), Handled: slices.Clip(h.handled)}
 }
 
 // Wait returns once cond holds for what has been recorded, re-checking it
@@ -133,11 +137,43 @@ func (h *History) sandboxAction(at time.Time, op ActionOp, id string) {
 	h.notify()
 }
 
-func (h *History) addLoop(l SyncLoop) {
+// addLoop records l and returns its index in the loops.
+func (h *History) addLoop(l SyncLoop) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.loops = append(h.loops, l)
 	h.notify()
+	return len(h.loops) - 1
+}
+
+// Handled is the UID of one pod of a SyncLoop ADD or REMOVE line, as the
+// pod workers logged it when the sync loop handed them that pod to create
+// or to kill: the line names the pod without it. A REMOVE and the ADD after
+// it that carry one UID bring the same pod back (two restarts); two UIDs
+// are a pod replaced, whichever of their sandboxes got to start.
+type Handled struct {
+	Loop int    // the line's index in Snapshot.Loops
+	Pod  string // namespace/name
+	UID  string
+}
+
+func (h *History) addHandled(d Handled) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.handled = append(h.handled, d)
+	h.notify()
+}
+
+// LineUID is the UID the pod workers logged for the pod fullName of the
+// SyncLoop line at index loop of Loops; empty when they logged none (a pod
+// the kubelet did not admit, or a log without their lines).
+func (s Snapshot) LineUID(loop int, fullName string) string {
+	for _, d := range s.Handled {
+		if d.Loop == loop && d.Pod == fullName {
+			return d.UID
+		}
+	}
+	return ""
 }
 
 // Relist is one full list of the folder, by the kubelet's own log's clock;

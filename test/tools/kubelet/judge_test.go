@@ -90,6 +90,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 		}
 	})
 	slices.SortFunc(results, func(a, b result) int { return strings.Compare(a.name, b.name) })
+	t.Log(linesWithUID(k.History().Snapshot()))
 	var tab bytes.Buffer
 	w := tabwriter.NewWriter(&tab, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "scenario\tthe kubelet's sync loop\tits sandboxes\tpodwatch said\tverdict\tpodwatch followed")
@@ -805,9 +806,11 @@ type removeLine struct {
 // decidedAt is decided with the pod's REMOVE lines, in order.
 func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) decision) (out []string, removes []removeLine) {
 	var lines []kubelet.SyncLoop
-	for _, l := range s.Loops {
+	var at []int // each line's index in s.Loops
+	for i, l := range s.Loops {
 		if l.Source == "file" && slices.Contains(l.Pods, fullName) && (l.Op == "ADD" || l.Op == "REMOVE" || l.Op == "UPDATE") {
 			lines = append(lines, l)
+			at = append(at, i)
 		}
 	}
 	added := s.AddedAt(fullName)
@@ -859,7 +862,11 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			if i+2 < len(lines) {
 				until = lines[i+2].At
 			}
-			if !laterMerge && addSent.Sub(sent) < oneUpdate && !sameUIDBack(s, fullName, lastAdd, l.At, next.At, until) {
+			back := sameUIDBack(s, fullName, lastAdd, l.At, next.At, until)
+			if gone, came := s.LineUID(at[i], fullName), s.LineUID(at[i+1], fullName); gone != "" && came != "" {
+				back = gone == came && ranSince(s, fullName, gone, lastAdd, l.At)
+			}
+			if !laterMerge && addSent.Sub(sent) < oneUpdate && !back {
 				adds++
 				lastAdd = next.At
 				rm.folded = true
@@ -875,7 +882,44 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 	return out, removes
 }
 
-// sameUIDBack reports whether the first sandbox the pod fullName got after
+// linesWithUID says how many of the file source's SyncLoop ADD and REMOVE
+// lines' scenario pods have the UID the pod workers logged, which decides
+// whether a REMOVE and an ADD bring one pod back, and names those without.
+func linesWithUID(s kubelet.Snapshot) string {
+	n, with := 0, 0
+	var without []string
+	for i, l := range s.Loops {
+		if l.Source != "file" || (l.Op != "ADD" && l.Op != "REMOVE") {
+			continue
+		}
+		for _, p := range l.Pods {
+			if !strings.HasPrefix(p, "judge/") {
+				continue
+			}
+			n++
+			if s.LineUID(i, p) != "" {
+				with++
+			} else if len(without) < 5 {
+				without = append(without, fmt.Sprintf("%s %s at %s", l.Op, p, l.At.Format("15:04:05.000000")))
+			}
+		}
+	}
+	return fmt.Sprintf("SyncLoop ADD and REMOVE lines' pods with the UID the pod workers logged: %d of %d %q", with, n, without)
+}
+
+// ranSince reports whether a sandbox of the pod fullName's UID uid started
+// after from and before to. A UID the kubelet removed and added again
+// before it ever started stopped nothing: its REMOVE and ADD are no
+// restart of their own, and read as the one restart they end.
+func ranSince(s kubelet.Snapshot, fullName, uid string, from, to time.Time) bool {
+	return slices.ContainsFunc(s.Runs(fullName), func(r kubelet.Run) bool {
+		return r.Pod.UID == uid && r.Started.After(from) && r.Started.Before(to)
+	})
+}
+
+// sameUIDBack is, for a log without the pod workers' UIDs of a REMOVE and
+// the ADD after it (Snapshot.LineUID), whether they brought one UID back
+// by the sandboxes: whether the first sandbox the pod fullName got after
 // added, and before until (the pod's next line; zero for none), is of the
 // UID that removed took away: the last sandbox started between the ADD
 // before it (lastAdd) and removed. When that ADD's UID never started, what

@@ -214,7 +214,7 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if err := os.WriteFile(conf, []byte(config(staticPodPath, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
-	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3,config=4"}
+	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3,config=4,pod_workers=4"}
 	if cfg.Kubeconfig != "" {
 		argv = append(argv, "--kubeconfig="+cfg.Kubeconfig)
 	}
@@ -389,6 +389,12 @@ var mergeLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Sett
 // I0102 15:04:05.000000 1 config.go:330] "Receiving a new pod" pod="ns/a"
 var newLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Receiving a new pod" pod="([^"]*)"`)
 
+// workerLine matches the lines the pod workers log (at -v=4) when the
+// sync loop hands them a pod to create (its ADD) or to kill (its REMOVE),
+// one of them for every such pod whatever state its worker is in, e.g.
+// I0102 15:04:05.000000 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/a" podUID="0123abcd" updateType="create" workType="sync"
+var workerLine = regexp.MustCompile(`"(?:Pod is being synced for the first time|Pod is terminating but has been requested to restart with same UID, will be reconciled later|Pod is finished processing, no further updates|Pod is being removed by the kubelet, begin teardown|Notifying pod of pending update)" pod="([^"]*)" podUID="([^"]*)" updateType="(create|kill)"`)
+
 // headerTime matches the time in a klog line's header.
 var headerTime = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) `)
 
@@ -411,6 +417,14 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	inRelist := false
 	var held *Read // a relist's read, until the file source's next line
 	merging := ""  // the source of the merge last begun
+	// The file source's ADD and REMOVE lines, by pod, whose UID the pod
+	// workers have not logged yet: the sync loop hands them each pod after
+	// its line and before its next one.
+	type unhandled struct {
+		loop   int
+		update string // the pod workers' updateType: create or kill
+	}
+	pending := map[string]unhandled{}
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
@@ -471,6 +485,13 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 			}
 			continue
 		}
+		if m := workerLine.FindStringSubmatch(line); m != nil {
+			if u, ok := pending[m[1]]; ok && u.update == m[3] {
+				k.hist.addHandled(Handled{Loop: u.loop, Pod: m[1], UID: m[2]})
+				delete(pending, m[1])
+			}
+			continue
+		}
 		m := syncLoopLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -487,7 +508,12 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 				at = t
 			}
 		}
-		k.hist.addLoop(SyncLoop{At: at, Op: m[1], Source: m[2], Pods: pods})
+		loop := k.hist.addLoop(SyncLoop{At: at, Op: m[1], Source: m[2], Pods: pods})
+		if update := map[string]string{"ADD": "create", "REMOVE": "kill"}[m[1]]; update != "" && m[2] == "file" {
+			for _, p := range pods {
+				pending[p] = unhandled{loop, update}
+			}
+		}
 	}
 	if held != nil {
 		k.hist.addRead(*held)

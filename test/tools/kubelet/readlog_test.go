@@ -97,3 +97,38 @@ func TestReadLogAdded(t *testing.T) {
 		t.Error("a merge after the last one")
 	}
 }
+
+// The pod workers' lines give each pod of a file source's ADD or REMOVE
+// line its UID: the first of them for that pod, with the line's update
+// type, after the line. Another update type, another source, or a pod
+// worker's own line is not the line's.
+func TestReadLogHandled(t *testing.T) {
+	k := &Kubelet{Manifests: "/d/manifests", hist: newHistory()}
+	log := strings.Join([]string{
+		`I0102 15:04:05.000000 1 kubelet.go:2760] "SyncLoop REMOVE" source="file" pods=["ns/a"]`,
+		`I0102 15:04:05.000100 1 pod_workers.go:1265] "Processing pod event" pod="ns/a" podUID="u0" updateType="kill"`,
+		`I0102 15:04:05.000200 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/a" podUID="u0" updateType="sync" workType="sync"`,
+		`I0102 15:04:05.000300 1 pod_workers.go:895] "Pod is being removed by the kubelet, begin teardown" pod="ns/a" podUID="u1" updateType="kill"`,
+		`I0102 15:04:05.000400 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/a" podUID="u1" updateType="kill" workType="terminating"`,
+		`I0102 15:04:05.001000 1 kubelet.go:2760] "SyncLoop ADD" source="file" pods=["ns/a","ns/b"]`,
+		`I0102 15:04:05.001100 1 pod_workers.go:796] "Pod is being synced for the first time" pod="ns/b" podUID="u3" updateType="create"`,
+		`I0102 15:04:05.001200 1 pod_workers.go:861] "Pod is terminating but has been requested to restart with same UID, will be reconciled later" pod="ns/a" podUID="u1" updateType="create"`,
+		`I0102 15:04:05.002000 1 kubelet.go:2760] "SyncLoop ADD" source="api" pods=["ns/b"]`,
+		`I0102 15:04:05.002100 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/b" podUID="u9" updateType="create" workType="sync"`,
+		`I0102 15:04:05.003000 1 kubelet.go:2760] "SyncLoop UPDATE" source="file" pods=["ns/b"]`,
+		`I0102 15:04:05.003100 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/b" podUID="u3" updateType="update" workType="sync"`,
+	}, "\n") + "\n"
+	k.readLog(strings.NewReader(log), io.Discard)
+	s := k.hist.Snapshot()
+	for _, c := range []struct {
+		loop      int
+		pod, want string
+	}{{0, "ns/a", "u1"}, {1, "ns/a", "u1"}, {1, "ns/b", "u3"}, {2, "ns/b", ""}, {3, "ns/b", ""}} {
+		if got := s.LineUID(c.loop, c.pod); got != c.want {
+			t.Errorf("line %d (%s %s), pod %s: UID %q, want %q", c.loop, s.Loops[c.loop].Op, s.Loops[c.loop].Source, c.pod, got, c.want)
+		}
+	}
+	if len(s.Handled) != 3 {
+		t.Errorf("handled %+v, want the file source's three pods only", s.Handled)
+	}
+}
