@@ -109,18 +109,17 @@ func (tr *train) heldUp(at time.Time, tol time.Duration) bool {
 // doubled says at may be the kubelet's relist right after one held up
 // that the train took for the one on its grid: a file source held up
 // nearly a period past a tick relists late, just before the next grid
-// point, and at once again for that point's tick, which its ticker held
-// meanwhile. The first fits the grid, as a read seen a little early; the
-// second, the relist due there, falls between two grid points after it.
-// Only a read on the grid after a grid point without one can be such a
-// late relist: after one on time, the kubelet reads nothing before the
-// next grid point.
+// point or on it, and at once again for that point's tick, which its
+// ticker held meanwhile. The first fits the grid; the second, the relist
+// due there, comes after it, tens of milliseconds later (within the
+// tolerance of the grid point) or more. Only a read on the grid after a
+// grid point without one can be such a late relist: after one on time,
+// the kubelet reads nothing before the next grid point.
 func (tr *train) doubled(at time.Time, tol time.Duration) bool {
 	if !tr.qualified || tr.periods-tr.prevPeriods < 2 || !at.After(tr.lastRead()) || !tr.heldUpAt.Before(tr.last) {
 		return false
 	}
-	next := tr.nextAfter()
-	return at.Sub(next.Add(-tr.period)) > tol && at.Before(next.Add(-tol))
+	return at.Before(tr.nextAfter().Add(-tol))
 }
 
 // behindAt is when stopCycles periods passed since the train's last read

@@ -215,6 +215,19 @@ func TestTrackerScenarios(t *testing.T) {
 			heldUp: 12_400,
 		},
 		{
+			// Held up since its late relist at 10.49 s, the file source
+			// relists for the tick at 14 s its ticker held just on the
+			// grid point at 16 s, and again 30 ms later for that point's
+			// tick (measured: the second read an invalid write the first
+			// did not, and dropped the pod).
+			name:  "a held-up relist on a grid point, then its tick's 30 ms later: the second held up",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_490, 16_000, 16_030, 18_000),
+			until: 18_500, final: types.RelistKnown, next: 20_000,
+			want:   []string{"known(2s)@6000", "unknown@14100", "known(2s)@16000"},
+			on:     []int{6000, 8000, 16_000, 18_000},
+			heldUp: 16_030,
+		},
+		{
 			name:  "relists held up for three periods: unknown, not lost, known again on the grid",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400, 15_300, 19_200, 20_000, 22_000),
 			until: 22_500, final: types.RelistKnown, next: 24_000,
