@@ -122,28 +122,33 @@ func (h *History) notify() {
 	h.changed = make(chan struct{})
 }
 
-func (h *History) addSandbox(at time.Time, id string, p Pod) {
+// record runs add, which appends to the History, under its lock, and
+// wakes the waiters.
+func (h *History) record(add func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.sandboxes[id] = p
-	h.actions = append(h.actions, Action{At: at, Op: ActionStart, Pod: p, Sandbox: id})
+	add()
 	h.notify()
+}
+
+func (h *History) addSandbox(at time.Time, id string, p Pod) {
+	h.record(func() {
+		h.sandboxes[id] = p
+		h.actions = append(h.actions, Action{At: at, Op: ActionStart, Pod: p, Sandbox: id})
+	})
 }
 
 func (h *History) sandboxAction(at time.Time, op ActionOp, id string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.actions = append(h.actions, Action{At: at, Op: op, Pod: h.sandboxes[id], Sandbox: id})
-	h.notify()
+	h.record(func() { h.actions = append(h.actions, Action{At: at, Op: op, Pod: h.sandboxes[id], Sandbox: id}) })
 }
 
 // addLoop records l and returns its index in the loops.
-func (h *History) addLoop(l SyncLoop) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.loops = append(h.loops, l)
-	h.notify()
-	return len(h.loops) - 1
+func (h *History) addLoop(l SyncLoop) (i int) {
+	h.record(func() {
+		h.loops = append(h.loops, l)
+		i = len(h.loops) - 1
+	})
+	return i
 }
 
 // Handled is the UID of one pod of a SyncLoop ADD or REMOVE line, as the
@@ -158,10 +163,7 @@ type Handled struct {
 }
 
 func (h *History) addHandled(d Handled) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.handled = append(h.handled, d)
-	h.notify()
+	h.record(func() { h.handled = append(h.handled, d) })
 }
 
 // LineUID is the UID the pod workers logged for the pod fullName of the
@@ -186,22 +188,18 @@ type Relist struct {
 }
 
 func (h *History) addMissingRelist(at time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.relists = append(h.relists, Relist{Began: at, Ended: at, Missing: true})
-	h.notify()
+	h.record(func() { h.relists = append(h.relists, Relist{Began: at, Ended: at, Missing: true}) })
 }
 
 func (h *History) addRelist(at time.Time, end bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch n := len(h.relists); {
-	case !end:
-		h.relists = append(h.relists, Relist{Began: at})
-	case n > 0 && h.relists[n-1].Ended.IsZero():
-		h.relists[n-1].Ended = at
-	}
-	h.notify()
+	h.record(func() {
+		switch n := len(h.relists); {
+		case !end:
+			h.relists = append(h.relists, Relist{Began: at})
+		case n > 0 && h.relists[n-1].Ended.IsZero():
+			h.relists[n-1].Ended = at
+		}
+	})
 }
 
 // Read is one manifest file read by the kubelet's file source: during a
@@ -219,10 +217,7 @@ type Read struct {
 }
 
 func (h *History) addRead(r Read) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.reads = append(h.reads, r)
-	h.notify()
+	h.record(func() { h.reads = append(h.reads, r) })
 }
 
 // Added is a pod that one update of the file source added to the
@@ -236,17 +231,11 @@ type Added struct {
 }
 
 func (h *History) addAdded(a Added) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.added = append(h.added, a)
-	h.notify()
+	h.record(func() { h.added = append(h.added, a) })
 }
 
 func (h *History) addMerge(at time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.merges = append(h.merges, at)
-	h.notify()
+	h.record(func() { h.merges = append(h.merges, at) })
 }
 
 // MergeAfter is the first merge of the file source's updates at or after
