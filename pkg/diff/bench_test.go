@@ -99,3 +99,39 @@ func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) in
 		})
 	}
 }
+
+// BenchmarkAdvanceKubeletRelist is a relist period of the agent's loop in
+// folders of several sizes: one file's image flipped on the watch just
+// after the kubelet's relist opened the folder, then that relist taken in
+// (the kubelet's view replaces its store, and keeps the watch's content
+// after the relist for the next one).
+func BenchmarkAdvanceKubeletRelist(b *testing.B) {
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			files := make([]types.File, n)
+			for i := range files {
+				files[i] = valid(fmt.Sprintf("pod-%05d.yaml", i), pod(fmt.Sprintf("pod-%05d", i), "img:1"), t0)
+			}
+			s := snap(true, files...)
+			s.Seq = 1
+			st := publishedState(b, s)
+			images := [2]string{"img:2", "img:1"}
+			changed := []string{files[0].Name}
+			b.ResetTimer()
+			for i := range b.N {
+				relist := t0.Add(time.Duration(i+1) * 2 * time.Second)
+				f := valid(files[0].Name, pod("pod-00000", images[i%2]), relist.Add(100*time.Millisecond))
+				next := s
+				next.Files = slices.Clone(s.Files)
+				next.Files[0] = &f
+				next.Seq, next.Relist, next.Changed, next.Time = s.Seq+1, false, changed, f.ChangedAt
+				if chs, _ := Advance(&st, next, f.ChangedAt.Add(time.Hour), testOpts); len(chs) != 1 {
+					b.Fatalf("the watch's change: %d changes", len(chs))
+				}
+				next.KubeletRelist, next.Time = relist, relist.Add(750*time.Millisecond)
+				Advance(&st, next, next.Time.Add(time.Hour), testOpts)
+				s = next
+			}
+		})
+	}
+}
