@@ -113,10 +113,12 @@ func (tr *train) heldUp(at time.Time, tol time.Duration) bool {
 // ticker held meanwhile. The first fits the grid; the second, the relist
 // due there, comes after it, tens of milliseconds later (within the
 // tolerance of the grid point) or more. Only a read on the grid after a
-// grid point without one can be such a late relist: after one on time,
-// the kubelet reads nothing before the next grid point.
+// grid point without one can be such a late relist, and only when that
+// grid point came after the last read held up, which took the tick its
+// ticker held before it: after one on time, the kubelet reads nothing
+// before the next grid point.
 func (tr *train) doubled(at time.Time, tol time.Duration) bool {
-	if !tr.qualified || tr.periods-tr.prevPeriods < 2 || !at.After(tr.lastRead()) || !tr.heldUpAt.Before(tr.last) {
+	if !tr.qualified || tr.periods-tr.prevPeriods < 2 || !at.After(tr.lastRead()) || !tr.heldUpAt.Before(tr.last.Add(-tr.period)) {
 		return false
 	}
 	return at.Before(tr.nextAfter().Add(-tol))

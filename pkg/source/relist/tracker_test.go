@@ -228,6 +228,18 @@ func TestTrackerScenarios(t *testing.T) {
 			heldUp: 16_030,
 		},
 		{
+			// The held-up relist at 10.5 s took the tick its ticker held
+			// for 10 s; the one at 12 s is on time, and the kubelet reads
+			// nothing more before 14 s: a read just after it, or half a
+			// period after it, is another reader's.
+			name:  "a read after an on-time relist that follows a held-up one: not held up",
+			steps: sweeps(0, 2000, 4000, 6000, 8000, 10_500, 12_000, 12_050, 12_500, 14_000),
+			until: 14_500, final: types.RelistKnown, next: 16_000,
+			want:   []string{"known(2s)@6000"},
+			on:     []int{6000, 8000, 12_000, 14_000},
+			heldUp: 10_500,
+		},
+		{
 			name:  "relists held up for three periods: unknown, not lost, known again on the grid",
 			steps: sweeps(0, 2000, 4000, 6000, 8000, 11_400, 15_300, 19_200, 20_000, 22_000),
 			until: 22_500, final: types.RelistKnown, next: 24_000,
