@@ -910,8 +910,9 @@ func linesWithUID(s kubelet.Snapshot) string {
 }
 
 // ranSince reports whether a sandbox of the pod fullName's UID uid started
-// after from and before to. A UID the kubelet removed and added again
-// before it ever started stopped nothing: its REMOVE and ADD are no
+// after from and before to: after the ADD line that last brought it, and
+// before its REMOVE line. A UID the kubelet removed and added again before
+// it started from that ADD stopped nothing: its REMOVE and ADD are no
 // restart of their own, and read as the one restart they end.
 func ranSince(s kubelet.Snapshot, fullName, uid string, from, to time.Time) bool {
 	return slices.ContainsFunc(s.Runs(fullName), func(r kubelet.Run) bool {

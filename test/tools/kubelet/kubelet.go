@@ -419,7 +419,9 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 	merging := ""  // the source of the merge last begun
 	// The file source's ADD and REMOVE lines, by pod, whose UID the pod
 	// workers have not logged yet: the sync loop hands them each pod after
-	// its line and before its next one.
+	// its line and before its next one, so a pod it did not hand them (one
+	// it did not admit, or a REMOVE before its sources were ready) is
+	// forgotten at the next line.
 	type unhandled struct {
 		loop   int
 		update string // the pod workers' updateType: create or kill
@@ -509,6 +511,7 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 			}
 		}
 		loop := k.hist.addLoop(SyncLoop{At: at, Op: m[1], Source: m[2], Pods: pods})
+		clear(pending)
 		if update := map[string]string{"ADD": "create", "REMOVE": "kill"}[m[1]]; update != "" && m[2] == "file" {
 			for _, p := range pods {
 				pending[p] = unhandled{loop, update}

@@ -117,13 +117,19 @@ func TestReadLogHandled(t *testing.T) {
 		`I0102 15:04:05.002100 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/b" podUID="u9" updateType="create" workType="sync"`,
 		`I0102 15:04:05.003000 1 kubelet.go:2760] "SyncLoop UPDATE" source="file" pods=["ns/b"]`,
 		`I0102 15:04:05.003100 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/b" podUID="u3" updateType="update" workType="sync"`,
+		// A REMOVE the sync loop handed no pod worker (its sources not
+		// ready): a later kill of the name, housekeeping's of an old
+		// sandbox, is not its.
+		`I0102 15:04:05.004000 1 kubelet.go:2770] "SyncLoop REMOVE" source="file" pods=["ns/c"]`,
+		`I0102 15:04:05.005000 1 kubelet.go:2760] "SyncLoop UPDATE" source="api" pods=["ns/x"]`,
+		`I0102 15:04:05.005100 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/c" podUID="old" updateType="kill" workType="terminating"`,
 	}, "\n") + "\n"
 	k.readLog(strings.NewReader(log), io.Discard)
 	s := k.hist.Snapshot()
 	for _, c := range []struct {
 		loop      int
 		pod, want string
-	}{{0, "ns/a", "u1"}, {1, "ns/a", "u1"}, {1, "ns/b", "u3"}, {2, "ns/b", ""}, {3, "ns/b", ""}} {
+	}{{0, "ns/a", "u1"}, {1, "ns/a", "u1"}, {1, "ns/b", "u3"}, {2, "ns/b", ""}, {3, "ns/b", ""}, {4, "ns/c", ""}} {
 		if got := s.LineUID(c.loop, c.pod); got != c.want {
 			t.Errorf("line %d (%s %s), pod %s: UID %q, want %q", c.loop, s.Loops[c.loop].Op, s.Loops[c.loop].Source, c.pod, got, c.want)
 		}
