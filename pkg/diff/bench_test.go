@@ -71,6 +71,31 @@ func BenchmarkAdvanceOneChange(b *testing.B) {
 // several sizes, each snapshot naming the file it changed, and steps the
 // state with step, which returns how many changes it made.
 func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) int) {
+	benchFolders(b, func(b *testing.B, s types.Snapshot, st State) {
+		name := s.Files[0].Name
+		versions := [2]types.File{
+			valid(name, pod("pod-00000", "img:2"), t0),
+			valid(name, pod("pod-00000", "img:1"), t0),
+		}
+		changed := []string{name}
+		b.ResetTimer()
+		for i := range b.N {
+			next := s
+			next.Files = slices.Clone(s.Files)
+			next.Files[0] = &versions[i%2]
+			next.Seq, next.Relist, next.Changed = s.Seq+1, false, changed
+			if got := step(&st, next); got != 1 {
+				b.Fatalf("changes = %d", got)
+			}
+			s = next
+		}
+	})
+}
+
+// benchFolders runs body on folders of 1, 1,000 and 10,000 valid
+// manifests (pod-00000.yaml on), each listed: its snapshot (Seq 1), and
+// the state with it published.
+func benchFolders(b *testing.B, body func(b *testing.B, s types.Snapshot, st State)) {
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			files := make([]types.File, n)
@@ -79,23 +104,7 @@ func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) in
 			}
 			s := snap(true, files...)
 			s.Seq = 1
-			st := publishedState(b, s)
-			versions := [2]types.File{
-				valid(files[0].Name, pod("pod-00000", "img:2"), t0),
-				valid(files[0].Name, pod("pod-00000", "img:1"), t0),
-			}
-			changed := []string{files[0].Name}
-			b.ResetTimer()
-			for i := range b.N {
-				next := s
-				next.Files = slices.Clone(s.Files)
-				next.Files[0] = &versions[i%2]
-				next.Seq, next.Relist, next.Changed = s.Seq+1, false, changed
-				if got := step(&st, next); got != 1 {
-					b.Fatalf("changes = %d", got)
-				}
-				s = next
-			}
+			body(b, s, publishedState(b, s))
 		})
 	}
 }
@@ -106,32 +115,24 @@ func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) in
 // (the kubelet's view replaces its store, and keeps the watch's content
 // after the relist for the next one).
 func BenchmarkAdvanceKubeletRelist(b *testing.B) {
-	for _, n := range []int{1, 1000, 10000} {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			files := make([]types.File, n)
-			for i := range files {
-				files[i] = valid(fmt.Sprintf("pod-%05d.yaml", i), pod(fmt.Sprintf("pod-%05d", i), "img:1"), t0)
+	benchFolders(b, func(b *testing.B, s types.Snapshot, st State) {
+		name := s.Files[0].Name
+		images := [2]string{"img:2", "img:1"}
+		changed := []string{name}
+		b.ResetTimer()
+		for i := range b.N {
+			relist := t0.Add(time.Duration(i+1) * 2 * time.Second)
+			f := valid(name, pod("pod-00000", images[i%2]), relist.Add(100*time.Millisecond))
+			next := s
+			next.Files = slices.Clone(s.Files)
+			next.Files[0] = &f
+			next.Seq, next.Relist, next.Changed, next.Time = s.Seq+1, false, changed, f.ChangedAt
+			if chs, _ := Advance(&st, next, f.ChangedAt.Add(time.Hour), testOpts); len(chs) != 1 {
+				b.Fatalf("the watch's change: %d changes", len(chs))
 			}
-			s := snap(true, files...)
-			s.Seq = 1
-			st := publishedState(b, s)
-			images := [2]string{"img:2", "img:1"}
-			changed := []string{files[0].Name}
-			b.ResetTimer()
-			for i := range b.N {
-				relist := t0.Add(time.Duration(i+1) * 2 * time.Second)
-				f := valid(files[0].Name, pod("pod-00000", images[i%2]), relist.Add(100*time.Millisecond))
-				next := s
-				next.Files = slices.Clone(s.Files)
-				next.Files[0] = &f
-				next.Seq, next.Relist, next.Changed, next.Time = s.Seq+1, false, changed, f.ChangedAt
-				if chs, _ := Advance(&st, next, f.ChangedAt.Add(time.Hour), testOpts); len(chs) != 1 {
-					b.Fatalf("the watch's change: %d changes", len(chs))
-				}
-				next.KubeletRelist, next.Time = relist, relist.Add(750*time.Millisecond)
-				Advance(&st, next, next.Time.Add(time.Hour), testOpts)
-				s = next
-			}
-		})
-	}
+			next.KubeletRelist, next.Time = relist, relist.Add(750*time.Millisecond)
+			Advance(&st, next, next.Time.Add(time.Hour), testOpts)
+			s = next
+		}
+	})
 }
