@@ -682,11 +682,9 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		}
 	}
 	// What the watch took in after this relist is the next relist's to
-	// have read (readAtOpen), however late that one is taken in: kept,
-	// once this one is done with the versions before it.
-	next := v.versionsAfter(snap, at, later)
-	v.versions = nil
-	defer func() { v.versions = next }()
+	// have read (readAtOpen), however late that one is taken in; those
+	// before it were this one's, done with above.
+	v.versions = v.versionsAfter(snap, at, later)
 	store := make(map[string]string, len(v.store))
 	plain := true
 	for _, f := range snap.Files {
@@ -746,7 +744,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			continue
 		}
 		if m, ok := mid[name]; ok {
-			if m.since && v.tookSince(name, key, m.read, f) {
+			if m.since && gives(f, key) {
 				store[key] = name
 				plain = false
 			}

@@ -142,20 +142,11 @@ func (v *kubeletView) readAtOpen(f *types.File, at, since time.Time) *types.File
 	return r
 }
 
-// tookSince says whether the watch gave key a pod from name in a content
-// after read (which the relist read), up to f, the current one.
-func (v *kubeletView) tookSince(name, key string, read, f *types.File) bool {
-	vs := v.versions[name]
-	i := slices.Index(vs, read)
-	if i < 0 {
-		return validPod(f) && f.Pod.Key == key
-	}
-	for _, g := range vs[i+1:] {
-		if validPod(g) && g.Pod.Key == key {
-			return true
-		}
-	}
-	return false
+// gives says whether f, the current content of a file the relist read
+// mid-change, gives key its pod: the watch took it in after the relist,
+// so its pod stands over what the relist read.
+func gives(f *types.File, key string) bool {
+	return validPod(f) && f.Pod.Key == key
 }
 
 // midRelistWritten indexes snap's files written during the relist.
