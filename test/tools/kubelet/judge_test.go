@@ -864,9 +864,11 @@ func decidedAt(s kubelet.Snapshot, fullName string, decide func(line time.Time) 
 			if i+2 < len(lines) {
 				until = lines[i+2].At
 			}
-			back := sameUIDBack(s, fullName, lastAdd, l.At, next.At, until)
+			var back bool // the ADD brings the pod the REMOVE stopped back
 			if gone, came := s.LineUID(at[i], fullName), s.LineUID(at[i+1], fullName); gone != "" && came != "" {
 				back = gone == came && ranSince(s, fullName, gone, lastAdd, l.At)
+			} else {
+				back = sameUIDBack(s, fullName, lastAdd, l.At, next.At, until)
 			}
 			if !laterMerge && addSent.Sub(sent) < oneUpdate && !back {
 				adds++
