@@ -49,9 +49,9 @@ type KubeletRelist struct {
 	// RelistRead orders what the relist read against the writes and
 	// names that came and went around it.
 	RelistRead
-	// Uneven: no phase was known, and this read came less than the
-	// kubelet's period after the full read before it (by more than the
-	// tolerance), neither of them just after a list of podwatch's own.
+	// Uneven: no phase was known, and this read came sooner than the
+	// kubelet's period less the tolerance after the full read before it,
+	// however soon, neither of them just after a list of podwatch's own.
 	// The kubelet's ticker never relists that soon unless its file source
 	// was held up and took a held tick late; another periodic reader of
 	// every file (a backup tool) looks the same.

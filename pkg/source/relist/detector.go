@@ -722,10 +722,11 @@ func (d *Detector) afterOwnList(at time.Time) bool {
 	return !s.IsZero() && !at.Before(s) && at.Sub(s) <= OwnListLag
 }
 
-// uneven says a full read opened at at came less than the kubelet's
-// period after the one before, by more than the tolerance, while no phase
-// is known (see types.KubeletRelist.Uneven). On a known phase, or one
-// followed while held up, the tracker says when relists come late.
+// uneven says a full read opened at at came sooner than the kubelet's
+// period less the tolerance after the one before, while no phase is known
+// (see types.KubeletRelist.Uneven), however soon: a held-up file source
+// takes its ticker's held tick at once after its late relist. On a known phase, or one followed while held
+// up, the tracker says when relists come late.
 func (d *Detector) uneven(at time.Time) bool {
 	p, tol := d.opts.KubeletPeriod, d.opts.Tolerance
 	ph := d.tracker.Phase()
@@ -733,7 +734,7 @@ func (d *Detector) uneven(at time.Time) bool {
 		return false
 	}
 	gap := at.Sub(d.lastRead)
-	return gap > tol && gap < p-tol
+	return gap > 0 && gap < p-tol
 }
 
 // emit sends the phases passed through, then the relist with the phase

@@ -324,6 +324,8 @@ func TestDetectorSaysUnevenReads(t *testing.T) {
 		{3000 * time.Millisecond, false}, // podwatch's own list
 		{4500 * time.Millisecond, false}, // 2.31 s after the last that counts
 		{4700 * time.Millisecond, true},  // 200 ms after that
+		{6800 * time.Millisecond, false}, // a period after
+		{6834 * time.Millisecond, true},  // a held tick taken at once
 	} {
 		f.clk.SetTime(base.Add(tc.at))
 		r := read()
