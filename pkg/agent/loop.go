@@ -112,7 +112,7 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 				debug.FreeOSMemory()
 			}
 		case o := <-relists:
-			l.observeRelist(ctx, o)
+			l.relisted(ctx, o)
 		case <-timerC(l.relistT):
 			l.relistT = nil
 			l.takeInRelist(ctx)
@@ -174,7 +174,8 @@ func (l *loop) step(ctx context.Context) {
 			snap.KubeletRelistRead = r.RelistRead
 		}
 	}
-	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
+	signs := l.lateSigns()
+	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = signs[0], signs[1], signs[2]
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
@@ -202,6 +203,25 @@ func (l *loop) step(ctx context.Context) {
 	if !recheck.IsZero() {
 		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
 	}
+}
+
+// relisted takes what the relist detector saw, and diffs again when it
+// brings a sign that the kubelet's file source runs behind: the diff
+// amends the changes said just before it, which the file source may have
+// taken in late.
+func (l *loop) relisted(ctx context.Context, o types.RelistObservation) {
+	signs := l.lateSigns()
+	l.observeRelist(ctx, o)
+	if l.lateSigns() != signs {
+		l.step(ctx)
+	}
+}
+
+// lateSigns are the signs that the kubelet's file source runs behind, as
+// the diff gets them (Snapshot.KubeletHeldUp, KubeletRelistLost,
+// KubeletUneven).
+func (l *loop) lateSigns() [3]time.Time {
+	return [3]time.Time{l.relist.HeldUp, l.relistLost, l.uneven}
 }
 
 // observeRelist takes what the relist detector saw: it logs each change

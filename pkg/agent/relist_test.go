@@ -329,6 +329,7 @@ type relistFixture struct {
 	good, other, bad *types.File
 	snap             func(seq uint64, relist bool, files ...*types.File)
 	removed          func() []v1.Event
+	printed          func(reason string) []v1.Event
 }
 
 func newRelistFixture(t *testing.T, badAfter time.Duration) *relistFixture {
@@ -350,7 +351,8 @@ func newRelistFixture(t *testing.T, badAfter time.Duration) *relistFixture {
 		p.loop.snap = &s
 		p.loop.step(context.Background())
 	}
-	f.removed = func() []v1.Event { return withReason(stdoutEvents(t, stdout.String()), types.ReasonRemoved) }
+	f.printed = func(reason string) []v1.Event { return withReason(stdoutEvents(t, stdout.String()), reason) }
+	f.removed = func() []v1.Event { return f.printed(types.ReasonRemoved) }
 	return f
 }
 
@@ -368,5 +370,33 @@ func TestLoopTellsTheDiffOfUnevenReads(t *testing.T) {
 	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: at, Uneven: true}, Phase: unknown})
 	if !p.loop.uneven.Equal(at) {
 		t.Fatalf("uneven %v, want the read's %v", p.loop.uneven, at)
+	}
+}
+
+// A relist seen late after a change was said on the watch makes the loop
+// diff again at once: the diff amends that change, as one the held-up
+// file source may have taken in with more restarts.
+func TestLoopAmendsAtALateRelist(t *testing.T) {
+	f := newRelistFixture(t, 0)
+	edited := *f.good
+	edited.Pod = &types.Pod{Key: "kube-system/web-node-1", Hash: "h2", Config: "c2", JSON: json.RawMessage(`{}`)}
+	f.snap(1, true, f.good)
+	f.snap(2, false, &edited)
+	if n := len(f.printed(types.ReasonUpdated)); n != 1 {
+		t.Fatalf("%d UPDATEs, want 1", n)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: now, Next: now.Add(2 * time.Second)}
+	f.p.loop.relisted(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: now, OnPhase: true}, Phase: known})
+	if evs := f.printed(types.ReasonMayHaveRestarted); len(evs) != 0 {
+		t.Fatalf("amended at a relist on time: %v", evs)
+	}
+	late := known
+	late.HeldUp = now.Add(2500 * time.Millisecond)
+	f.p.loop.relisted(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: late.HeldUp}, Phase: late})
+	evs := f.printed(types.ReasonMayHaveRestarted)
+	if len(evs) != 1 || evs[0].InvolvedObject.Name != "web-node-1" || !strings.Contains(evs[0].Message, "came late") {
+		t.Fatalf("after a late relist: %v, want one StaticPodMayHaveRestarted for web-node-1 saying the relist came late", evs)
 	}
 }

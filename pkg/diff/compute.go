@@ -80,6 +80,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.sweepAll()
 	}
 	c.settleOwed()
+	c.amend()
 	c.next.base = c.baseline()
 	return c.changes, c.next, c.recheck
 }
@@ -165,6 +166,10 @@ type computation struct {
 	// stands in for one it did not see.
 	kv                  *kubeletView
 	relisted, estimated bool
+	// bounded says the message of the change about to be emitted counts
+	// the restarts the kubelet's watch makes on its way, with no sign
+	// that its file source runs behind (see behind, amend).
+	bounded bool
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -759,19 +764,44 @@ func (c *computation) behind(effect string) string {
 	if strings.Contains(effect, "relist") {
 		return effect
 	}
-	recent := func(at time.Time) bool {
-		return !at.IsZero() && c.snapTime().Sub(at) <= max(behindPeriods*c.opts.RelistPeriod, behindFor)
+	span := behindSpan(c.opts.RelistPeriod)
+	for _, s := range c.lateSigns() {
+		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= span {
+			runs := "runs"
+			if s.may {
+				runs = "may run"
+			}
+			return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says)
+		}
 	}
-	const more = "so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way"
-	switch h, lost, uneven := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost, c.snap.KubeletUneven; {
-	case recent(h):
-		return effect + fmt.Sprintf("; the kubelet's file source runs behind (its relist at %s came late, held up by a busy sync loop), %s", h.UTC().Format(time.RFC3339Nano), more)
-	case recent(lost):
-		return effect + fmt.Sprintf("; the kubelet's file source may run behind (podwatch lost sight of its relist at %s, as when a busy sync loop holds it up), %s", lost.UTC().Format(time.RFC3339Nano), more)
-	case recent(uneven):
-		return effect + fmt.Sprintf("; the kubelet's file source may run behind (a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's), %s", uneven.UTC().Format(time.RFC3339Nano), more)
-	}
+	c.bounded = true
 	return effect
+}
+
+// lateSign is a sign that the kubelet's file source runs behind, seen at
+// at: what says it, and whether it may also be another reader's doing.
+type lateSign struct {
+	at   time.Time
+	says string
+	may  bool
+}
+
+// lateSigns are the signs the snapshot carries, the surest first: a
+// relist seen late, a phase lost, full reads less than a period apart.
+func (c *computation) lateSigns() []lateSign {
+	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	h, lost, uneven := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost, c.snap.KubeletUneven
+	return []lateSign{
+		{h, fmt.Sprintf("its relist at %s came late, held up by a busy sync loop", at(h)), false},
+		{lost, fmt.Sprintf("podwatch lost sight of its relist at %s, as when a busy sync loop holds it up", at(lost)), true},
+		{uneven, fmt.Sprintf("a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's", at(uneven)), true},
+	}
+}
+
+// behindSpan is how long before and after a sign of it the kubelet's
+// file source is taken to run behind (see behindPeriods).
+func behindSpan(period time.Duration) time.Duration {
+	return max(behindPeriods*period, behindFor)
 }
 
 // behindPeriods relist periods after a relist seen late, and behindFor
@@ -900,6 +930,7 @@ func (c *computation) problem(id string, since time.Time, once bool, ch types.Ch
 
 func (c *computation) emit(ch types.Change) {
 	if ch.Op != "" {
+		c.noteSaid(ch.Object, c.bounded)
 		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
@@ -909,6 +940,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.passed, ch.Object.Namespace+"/"+ch.Object.Name)
 		delete(c.kv.droppedOnWay, ch.Object.Namespace+"/"+ch.Object.Name)
 	}
+	c.bounded = false
 	c.changes = append(c.changes, ch)
 }
 

@@ -146,6 +146,12 @@ type kubeletView struct {
 	ran       map[string]ranFrom
 	back      map[string]displaced
 	takenBack map[string]takenBack
+	// said and lateSeen follow the changes said with a count of the
+	// restarts on their way before a sign that the file source runs
+	// behind (see amend.go): per key, the first such change and how many
+	// changes of the pod were said since; the newest sign amended for.
+	said     map[string]saidRun
+	lateSeen time.Time
 }
 
 // ranFrom is what the kubelet runs a pod from, and since when (see ran).
@@ -195,6 +201,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
 	n.versions, n.bounced = maps.Clone(v.versions), maps.Clone(v.bounced)
 	n.invalidSince, n.fixed = maps.Clone(v.invalidSince), maps.Clone(v.fixed)
+	n.said = maps.Clone(v.said)
 	return &n
 }
 

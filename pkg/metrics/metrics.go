@@ -49,6 +49,7 @@ func recordedEvents() []struct{ reason, typ string } {
 		{types.ReasonUnreadable, warning},
 		{types.ReasonPathMissing, warning},
 		{types.ReasonWatchDegraded, warning},
+		{types.ReasonMayHaveRestarted, warning},
 	}
 }
 

@@ -46,6 +46,10 @@ const (
 	// ReasonKubeletRelistLost: the kubelet's periodic relist of the folder,
 	// seen until then, stopped.
 	ReasonKubeletRelistLost = "KubeletRelistLost"
+	// ReasonMayHaveRestarted: the kubelet's file source was seen to run
+	// behind only after podwatch had said a change of the pod with a count
+	// of its restarts on the way, which no count bounds when it does.
+	ReasonMayHaveRestarted = "StaticPodMayHaveRestarted"
 )
 
 // Kinds of Object.

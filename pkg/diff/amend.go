@@ -1,0 +1,98 @@
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A file source held up by a busy sync loop takes a change's watch events
+// in late, possibly seconds apart with a relist between, each a restart
+// no count of podwatch's bounds. A change said after a sign of that says
+// so (behind); one said before the first sign, while the file source was
+// already held, counted its restarts. When a sign comes, each pod with
+// such a change said within behindSpan of it gets one Warning that says
+// the count may fall short, naming how many of its last changes it is
+// about, so that whoever counts the restarts knows which.
+
+// saidRun is a pod's changes since the first said with a bounded count.
+type saidRun struct {
+	first time.Time // when podwatch said it
+	n     int       // changes of the pod said since, that one included
+}
+
+// noteSaid counts a change of obj's pod just emitted; bounded says its
+// message counts the restarts on its way with no sign of a file source
+// behind (see computation.bounded). A run begins only on the watch: a
+// list's changes are the relist's.
+func (c *computation) noteSaid(obj types.Object, bounded bool) {
+	key := obj.Namespace + "/" + obj.Name
+	r, ok := c.kv.said[key]
+	switch {
+	case ok:
+		r.n++
+	case bounded && !c.snap.Relist:
+		r = saidRun{first: c.snapTime(), n: 1}
+	default:
+		return
+	}
+	if c.kv.said == nil {
+		c.kv.said = map[string]saidRun{}
+	}
+	c.kv.said[key] = r
+}
+
+// amend emits, at a sign newer than any seen, a ReasonMayHaveRestarted
+// Warning for each pod whose run of changes began within behindSpan of
+// it, before or after (said before podwatch saw the sign, which dates
+// the read that showed it); it forgets runs no later sign can reach.
+func (c *computation) amend() {
+	span := behindSpan(c.opts.RelistPeriod)
+	var sign lateSign
+	for _, s := range c.lateSigns() {
+		if s.at.After(sign.at) {
+			sign = s
+		}
+	}
+	fresh := sign.at.After(c.kv.lateSeen)
+	if fresh {
+		c.kv.lateSeen = sign.at
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.kv.said)) {
+		r := c.kv.said[key]
+		switch {
+		case fresh && r.first.Sub(sign.at).Abs() <= span:
+			c.emit(c.mayHaveRestarted(key, r, sign))
+			delete(c.kv.said, key)
+		case c.snapTime().Sub(r.first) > 2*span:
+			// A sign is seen moments after the read it dates.
+			delete(c.kv.said, key)
+		}
+	}
+}
+
+// mayHaveRestarted is the Warning for key's run r of changes, at sign.
+func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) types.Change {
+	ran := "ran"
+	if sign.may {
+		ran = "may have run"
+	}
+	which := "the last change podwatch said of this pod"
+	if r.n > 1 {
+		which = fmt.Sprintf("the last %d changes podwatch said of this pod", r.n)
+	}
+	file := ""
+	if p, ok := c.next.Pods[key]; ok {
+		file = p.File
+	}
+	return types.Change{
+		Type: v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
+		Message: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
+			ran, sign.says, which, r.first.UTC().Format(time.RFC3339Nano)),
+	}
+}
