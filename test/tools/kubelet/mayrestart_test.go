@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,24 +87,51 @@ func mayMore(msg string) int {
 	return n
 }
 
+// amendedRE finds how many of the pod's last changes a
+// StaticPodMayHaveRestarted Warning says may have made more restarts.
+var amendedRE = regexp.MustCompile(`the events of the last (?:change|(\d+) changes) podwatch said of this pod`)
+
 // podwatchSaid is what podwatch's Events say the kubelet did with the pod
 // fullName, in order, each op with the restarts it says may come with it.
-// An Event written again with a higher count stands for that many more.
+// An Event written again with a higher count stands for that many more. A
+// StaticPodMayHaveRestarted Warning (a file source seen behind only after
+// the changes were said) lifts the bound of the last changes it names.
 func podwatchSaid(evs []v1.Event, fullName string) []claim {
 	op := map[string]string{types.ReasonAdded: "ADD", types.ReasonUpdated: "UPDATE", types.ReasonRemoved: "REMOVE"}
 	counts := map[string]int32{}
 	var out []claim
 	for _, ev := range evs {
 		o := ev.InvolvedObject
-		if o.Kind != types.KindPod || o.Namespace+"/"+o.Name != fullName || op[ev.Reason] == "" {
+		if o.Kind != types.KindPod || o.Namespace+"/"+o.Name != fullName {
 			continue
 		}
 		for range ev.Count - counts[ev.Name] {
-			out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message), mayDropRE.MatchString(ev.Message)})
+			switch {
+			case op[ev.Reason] != "":
+				out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message), mayDropRE.MatchString(ev.Message)})
+			case ev.Reason == types.ReasonMayHaveRestarted:
+				for i := max(len(out)-amended(ev.Message), 0); i < len(out); i++ {
+					out[i].mayMore = anyMore
+				}
+			}
 		}
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
 	return out
+}
+
+// amended is how many of the pod's last changes a StaticPodMayHaveRestarted
+// message names; 0 when it names none.
+func amended(msg string) int {
+	m := amendedRE.FindStringSubmatch(msg)
+	switch {
+	case m == nil:
+		return 0
+	case m[1] == "":
+		return 1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // covers reports whether what podwatch said accounts for what the
@@ -292,5 +320,39 @@ func TestMayRestartCovers(t *testing.T) {
 		if got := mayMore(msg); got != want {
 			t.Errorf("mayMore(%q) = %d, want %d", msg, got, want)
 		}
+	}
+}
+
+// A StaticPodMayHaveRestarted Warning lifts the bound of the changes it
+// names, the pod's last ones before it, and of no other.
+func TestPodwatchSaidAmended(t *testing.T) {
+	const pod = "judge/web-judge-node"
+	ev := func(name, reason, msg string) v1.Event {
+		e := v1.Event{Reason: reason, Message: msg, Count: 1}
+		e.Name = name
+		e.InvolvedObject = v1.ObjectReference{Kind: types.KindPod, Namespace: "judge", Name: "web-judge-node"}
+		return e
+	}
+	add := ev("a", types.ReasonAdded, "web.yaml: static pod judge/web-judge-node added (img:1); the kubelet takes it in on its watch")
+	up1 := ev("u1", types.ReasonUpdated, "web.yaml: image: img:1 -> img:2; on the way the kubelet's watch took in web.yaml~, so it may restart the pod 2 more times before this; the kubelet gives the pod a new UID and restarts it")
+	up2 := ev("u2", types.ReasonUpdated, "web.yaml: image: img:2 -> img:3; the kubelet gives the pod a new UID and restarts it")
+	amend := ev("m", types.ReasonMayHaveRestarted, "the kubelet's file source may have run behind (a full read of the folder at 2026-12-04T04:26:32.51Z came less than a relist period after the one before, as a held-up relist does, or another reader's), so it may have taken in the events of the last 2 changes podwatch said of this pod (since 2026-12-04T04:26:43.3Z) seconds apart with a relist between, and restarted the pod more times than said")
+	// editor-emacs-7 of a clean-clone run: five UPDATEs where podwatch
+	// bounded the save at two more.
+	loop := []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}
+	if said := podwatchSaid([]v1.Event{add, up1, up2}, pod); covers(said, loop) {
+		t.Errorf("unamended %v covers %v", said, loop)
+	}
+	said := podwatchSaid([]v1.Event{add, up1, up2, amend}, pod)
+	if !covers(said, loop) {
+		t.Errorf("amended %v does not cover %v", said, loop)
+	}
+	if said[0].mayMore != 0 || said[1].mayMore != anyMore || said[2].mayMore != anyMore {
+		t.Errorf("amended %v, want the last two unbounded and the ADD as it was", said)
+	}
+	one := amend
+	one.Message = strings.Replace(amend.Message, "the last 2 changes", "the last change", 1)
+	if said := podwatchSaid([]v1.Event{add, up1, up2, one}, pod); said[1].mayMore != 2 || said[2].mayMore != anyMore {
+		t.Errorf("amended once: %v, want only the last UPDATE unbounded", said)
 	}
 }
