@@ -59,18 +59,19 @@ func (c *computation) amend() {
 			sign = s
 		}
 	}
-	fresh := sign.at.After(c.kv.lateSeen)
-	if fresh {
-		c.kv.lateSeen = sign.at
-	}
-	for _, key := range slices.Sorted(maps.Keys(c.kv.said)) {
-		r := c.kv.said[key]
-		switch {
-		case fresh && r.first.Sub(sign.at).Abs() <= span:
-			c.emit(c.mayHaveRestarted(key, r, sign))
-			delete(c.kv.said, key)
-		case c.snapTime().Sub(r.first) > 2*span:
+	for key, r := range c.kv.said {
+		if c.snapTime().Sub(r.first) > 2*span {
 			// A sign is seen moments after the read it dates.
+			delete(c.kv.said, key)
+		}
+	}
+	if !sign.at.After(c.kv.lateSeen) {
+		return
+	}
+	c.kv.lateSeen = sign.at
+	for _, key := range slices.Sorted(maps.Keys(c.kv.said)) {
+		if r := c.kv.said[key]; r.first.Sub(sign.at).Abs() <= span {
+			c.emit(c.mayHaveRestarted(key, r, sign))
 			delete(c.kv.said, key)
 		}
 	}
@@ -79,7 +80,7 @@ func (c *computation) amend() {
 // mayHaveRestarted is the Warning for key's run r of changes, at sign.
 func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) types.Change {
 	ran := "ran"
-	if sign.may {
+	if sign.may() {
 		ran = "may have run"
 	}
 	which := "the last change podwatch said of this pod"
@@ -93,6 +94,6 @@ func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) typ
 	return types.Change{
 		Type: v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
 		Message: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
-			ran, sign.says, which, r.first.UTC().Format(time.RFC3339Nano)),
+			ran, sign.says(), which, r.first.UTC().Format(time.RFC3339Nano)),
 	}
 }

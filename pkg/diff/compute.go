@@ -768,10 +768,10 @@ func (c *computation) behind(effect string) string {
 	for _, s := range c.lateSigns() {
 		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= span {
 			runs := "runs"
-			if s.may {
+			if s.may() {
 				runs = "may run"
 			}
-			return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says)
+			return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says())
 		}
 	}
 	c.bounded = true
@@ -779,23 +779,39 @@ func (c *computation) behind(effect string) string {
 }
 
 // lateSign is a sign that the kubelet's file source runs behind, seen at
-// at: what says it, and whether it may also be another reader's doing.
+// at: a relist seen late, the phase lost, or full reads less than a period
+// apart; the last two may also be another reader's doing.
 type lateSign struct {
 	at   time.Time
-	says string
-	may  bool
+	kind lateKind
 }
 
-// lateSigns are the signs the snapshot carries, the surest first: a
-// relist seen late, a phase lost, full reads less than a period apart.
-func (c *computation) lateSigns() []lateSign {
-	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-	h, lost, uneven := c.snap.KubeletHeldUp, c.snap.KubeletRelistLost, c.snap.KubeletUneven
-	return []lateSign{
-		{h, fmt.Sprintf("its relist at %s came late, held up by a busy sync loop", at(h)), false},
-		{lost, fmt.Sprintf("podwatch lost sight of its relist at %s, as when a busy sync loop holds it up", at(lost)), true},
-		{uneven, fmt.Sprintf("a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's", at(uneven)), true},
+type lateKind int
+
+const (
+	heldUpSign lateKind = iota
+	lostSign
+	unevenSign
+)
+
+// lateSigns are the signs the snapshot carries, the surest first.
+func (c *computation) lateSigns() [3]lateSign {
+	return [...]lateSign{{c.snap.KubeletHeldUp, heldUpSign}, {c.snap.KubeletRelistLost, lostSign}, {c.snap.KubeletUneven, unevenSign}}
+}
+
+// may says the sign may also be another reader's doing, or a kubelet down.
+func (s lateSign) may() bool { return s.kind != heldUpSign }
+
+// says is what the sign is, for a message.
+func (s lateSign) says() string {
+	at := s.at.UTC().Format(time.RFC3339Nano)
+	switch s.kind {
+	case heldUpSign:
+		return fmt.Sprintf("its relist at %s came late, held up by a busy sync loop", at)
+	case lostSign:
+		return fmt.Sprintf("podwatch lost sight of its relist at %s, as when a busy sync loop holds it up", at)
 	}
+	return fmt.Sprintf("a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's", at)
 }
 
 // behindSpan is how long before and after a sign of it the kubelet's
