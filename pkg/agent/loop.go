@@ -174,8 +174,7 @@ func (l *loop) step(ctx context.Context) {
 			snap.KubeletRelistRead = r.RelistRead
 		}
 	}
-	signs := l.lateSigns()
-	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = signs[0], signs[1], signs[2]
+	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {

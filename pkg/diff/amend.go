@@ -26,12 +26,11 @@ type saidRun struct {
 	n     int       // changes of the pod said since, that one included
 }
 
-// noteSaid counts a change of obj's pod just emitted; bounded says its
+// noteSaid counts a change of key's pod just emitted; bounded says its
 // message counts the restarts on its way with no sign of a file source
 // behind (see computation.bounded). A run begins only on the watch: a
 // list's changes are the relist's.
-func (c *computation) noteSaid(obj types.Object, bounded bool) {
-	key := obj.Namespace + "/" + obj.Name
+func (c *computation) noteSaid(key string, bounded bool) {
 	r, ok := c.kv.said[key]
 	switch {
 	case ok:

@@ -946,15 +946,16 @@ func (c *computation) problem(id string, since time.Time, once bool, ch types.Ch
 
 func (c *computation) emit(ch types.Change) {
 	if ch.Op != "" {
-		c.noteSaid(ch.Object, c.bounded)
-		delete(c.next.Pending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.livePending, "pod/"+ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.owed, ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.partial, ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.mayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.replayDrop, ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.passed, ch.Object.Namespace+"/"+ch.Object.Name)
-		delete(c.kv.droppedOnWay, ch.Object.Namespace+"/"+ch.Object.Name)
+		key := ch.Object.Namespace + "/" + ch.Object.Name
+		c.noteSaid(key, c.bounded)
+		delete(c.next.Pending, "pod/"+key)
+		delete(c.livePending, "pod/"+key)
+		delete(c.kv.owed, key)
+		delete(c.kv.partial, key)
+		delete(c.kv.mayDrop, key)
+		delete(c.kv.replayDrop, key)
+		delete(c.kv.passed, key)
+		delete(c.kv.droppedOnWay, key)
 	}
 	c.bounded = false
 	c.changes = append(c.changes, ch)
