@@ -136,9 +136,13 @@ func TestAgentSeesAKubeletLikeRelistAndItsLoss(t *testing.T) {
 // its read, and is fixed with the same content before the relist is taken
 // in. The relist read it invalid and dropped the pod, the fix started it
 // again: podwatch says REMOVE and ADD, though its own view of the folder
-// ends as it began. What it claims rests on its seeing that relist on the
-// phase: a loaded machine may make it miss the relist, or take it off the
-// phase, and then the write is made again at a later relist.
+// ends as it began. The writer's open comes as the relist reaches the
+// file and is taken for the relist's, which then opens it again; so
+// would a reader of a write made just after the relist's read, so the
+// REMOVE says the relist may have read the write. What it claims rests
+// on its seeing that relist on the phase: a loaded machine may make it
+// miss the relist, or take it off the phase, and then the write is made
+// again at a later relist.
 func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 	o := relistOptions(t)
 	o.Source.FileCheckFrequency = time.Second // the reader's period
@@ -205,8 +209,8 @@ func TestAgentSaysARelistReadAWriteMadeDuringIt(t *testing.T) {
 			if want := []string{types.ReasonAdded, types.ReasonRemoved, types.ReasonAdded}; !slices.Equal(ops[:3], want) {
 				t.Fatalf("web's pod events %v, want %v\nlog:\n%s", ops, want, logs.String())
 			}
-			if !strings.Contains(remove, "written during the kubelet's relist") || !strings.Contains(remove, "at its relist") {
-				t.Errorf("REMOVE message %q: want it to say the relist read the write", remove)
+			if !strings.Contains(remove, "may have read web.yaml mid-change at its relist") || !strings.Contains(remove, "written before and after the relist opened it") {
+				t.Errorf("REMOVE message %q: want it to say the relist may have read the write", remove)
 			}
 			return
 		}

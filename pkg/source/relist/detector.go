@@ -93,12 +93,14 @@ type watcher interface {
 // kubelet opens.
 //
 // written orders each write to a file of want against the open matched
-// for it, on the queue (see types.RelistWrite). A write after the last file matched, followed by another open of
-// that file before any other matches, was before the relist's own open:
-// the one matched was the writer's. One after an earlier file's match,
-// followed by another open of that file, may have been: the match may be
-// a writer's whose open another writer's followed, or the open another
-// reader's of the write, so the file is written on both sides.
+// for it, on the queue (see types.RelistWrite). A write after a file's
+// match, followed by another open of that file, is written on both sides:
+// the open matched may have been a writer's (it opens before it writes,
+// as the relist reaches the file, or ahead of another writer's), the
+// relist's open then the later one; or it was the relist's, and the later
+// open another reader's of the write (podwatch's own reads every write,
+// often before a busy kubelet opens its next file). The queue cannot tell
+// which.
 type candidate struct {
 	at      time.Time
 	want    []string
@@ -107,8 +109,6 @@ type candidate struct {
 	step    time.Time           // the last open that matched
 	gone    map[string]struct{} // names of want that went since the folder open
 	written map[string]sides    // names of want written since the folder open
-	last    string              // the last file matched
-	wrote   bool                // last was written since its open matched
 	came    []string            // names not in want that came since the folder open, in byte order
 	prior   []types.PriorWrite  // names of want written just before the folder open, in byte order
 }
@@ -122,16 +122,9 @@ func (c *candidate) skippable(i int) bool {
 // open advances c if name is the next file it must open, or comes after
 // files it may skip; it reports whether it did.
 func (c *candidate) open(name string, at time.Time) bool {
-	if c.wrote && name == c.last {
-		// Opened again after a write: the open matched was the writer's.
-		c.written[name], c.wrote = sides{before: true, since: c.written[name].afterSince}, false
-		return false
-	}
 	if s, ok := c.written[name]; ok && s.after && !s.before {
-		// A file matched before the last, written since, opened again:
-		// writers of two files at once put both their opens before the
-		// relist's, or this is a reader of the write (podwatch's own).
-		// Either side it is: the relist may have read the write.
+		// Written since its match, opened again: either open may be the
+		// relist's (see written), so it may have read the write.
 		s.before, s.since = true, s.afterSince
 		c.written[name] = s
 		return false
@@ -143,7 +136,7 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if k == len(c.want) || c.want[k] != name {
 		return false
 	}
-	c.next, c.step, c.last, c.wrote = k+1, at, name, false
+	c.next, c.step = k+1, at
 	c.opened++
 	c.skipTail()
 	return true
@@ -183,7 +176,6 @@ func (c *candidate) write(name string, since time.Time, arrived bool) {
 		s.before, s.since = true, since
 	} else {
 		s.after, s.afterSince = true, since
-		c.wrote = c.wrote || name == c.last
 	}
 	c.written[name] = s
 }
