@@ -79,6 +79,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.run()
 		c.sweepAll()
 	}
+	c.wentBack()
 	c.settleOwed()
 	c.amend()
 	c.next.base = c.baseline()

@@ -141,11 +141,15 @@ type kubeletView struct {
 	//     last relist, ran's entry before and when that event was seen;
 	//     a second such event, or the key dropped, leaves it unknown (not
 	//     ok): the relist no longer takes back the pod one event replaced;
-	//   - takenBack holds, per key, what this step's relist took back.
+	//   - takenBack holds, per key, what this step's relist took back;
+	//   - wentBack holds, per key, the file this step's relist, taken in
+	//     late, ran the pod from between two watch events that gave it
+	//     another file (see replace).
 	at        time.Time
 	ran       map[string]ranFrom
 	back      map[string]displaced
 	takenBack map[string]takenBack
+	wentBack  map[string]wentBack
 	// said and lateSeen follow the changes said with a count of the
 	// restarts on their way before a sign that the file source runs
 	// behind (see amend.go): per key, the first such change and how many
@@ -173,6 +177,15 @@ type takenBack struct {
 	back types.TakeBack
 }
 
+// wentBack is a relist's return to the file a watch event displaced,
+// undone by the watch since: file is the one the relist ran the pod
+// from, at its folder open, then the one the watch gave it before and
+// after.
+type wentBack struct {
+	file, then string
+	at         time.Time
+}
+
 // hold keeps p, removed while the store still holds key.
 func (v *kubeletView) hold(key string, p PodState) {
 	if v.held == nil {
@@ -195,7 +208,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
-	n.ran, n.back, n.takenBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack)
+	n.ran, n.back, n.takenBack, n.wentBack = maps.Clone(v.ran), maps.Clone(v.back), maps.Clone(v.takenBack), maps.Clone(v.wentBack)
 	n.midway, n.halves, n.partial = maps.Clone(v.midway), maps.Clone(v.halves), maps.Clone(v.partial)
 	n.unwatched = maps.Clone(v.unwatched)
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
@@ -240,7 +253,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 	// bounced and fixed stay until the changes they word went out (see
 	// settleOwed): in a busy folder another file's snapshot may come
 	// before the ADD they word is due.
-	v.dropped, v.goneBorn, v.from, v.takenBack = nil, nil, nil, nil
+	v.dropped, v.goneBorn, v.from, v.takenBack, v.wentBack = nil, nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -752,6 +765,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		}
 		if m, ok := mid[name]; ok {
 			if m.since && gives(f, key) {
+				v.noteWentBack(key, name, store[key], at)
 				store[key] = name
 				plain = false
 			}
@@ -817,6 +831,23 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			delete(v.held, key)
 		}
 	}
+}
+
+// noteWentBack records, for a relist taken in after the watch took in a
+// write of name that came after it, that the relist ran key's pod from
+// won, the file it read last for the key, when a watch event before the
+// relist had displaced won by name: the kubelet ran the pod from name,
+// then from won at the relist, then from name again on the watch, two
+// restarts where the view, which took the later write in first, saw one.
+func (v *kubeletView) noteWentBack(key, name, won string, at time.Time) {
+	b, ok := v.back[key]
+	if won == "" || won == name || !ok || !b.ok || b.ran.file != won || at.IsZero() || !b.since.Before(at) {
+		return
+	}
+	if v.wentBack == nil {
+		v.wentBack = map[string]wentBack{}
+	}
+	v.wentBack[key] = wentBack{file: won, then: name, at: at}
 }
 
 // running is what the kubelet runs: its store, or nothing after a relist

@@ -1,0 +1,38 @@
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A shadowed file written, then the kubelet's relist, then the file
+// written again before podwatch takes that relist in (it waits a moment
+// for the kubelet's sync loop): the kubelet ran the pod from the written
+// file, from the winner at the relist, and from the written file again,
+// but podwatch took the second write in before the relist and said it as
+// one restart from the first. The relist's own restart is said when the
+// relist is taken in (kubeletView.wentBack): an UPDATE event that leaves
+// the published pod as it is, since the watch has moved on from it, and
+// that nobody follows to the runtime, since that pod ran only a moment.
+
+// wentBack says each pod a relist taken in now ran from another file
+// between two watch events.
+func (c *computation) wentBack() {
+	for _, key := range slices.Sorted(maps.Keys(c.kv.wentBack)) {
+		w := c.kv.wentBack[key]
+		if _, ok := c.next.Pods[key]; !ok {
+			continue
+		}
+		c.emit(types.Change{
+			Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: w.file, At: w.at,
+			Message: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
+				w.file, w.at.UTC().Format(time.RFC3339Nano), key, w.file, w.then),
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// The real kubelet, on a quiet node (the judge's shadowed-edited-quiet):
+// web.yaml written while web.yaml.bak wins, the kubelet's relist a second
+// later takes the .bak back, and web.yaml is written again 130 ms after
+// that relist, before podwatch takes it in. The kubelet restarted the pod
+// three times (web.yaml, the .bak, web.yaml); podwatch said the second
+// write as a restart from the first, and says the relist's own when it
+// takes the relist in, leaving the published pod as the watch left it.
+func TestKubeletRelistSeenLateWentBackInBetween(t *testing.T) {
+	bak := valid("web.yaml.bak", pod("web", "img:bak"), t0)
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	v2 := valid("web.yaml", pod("web", "img:2"), t0.Add(10*time.Second))
+	v3 := valid("web.yaml", pod("web", "img:3"), t0.Add(12*time.Second))
+	var st State
+	step := func(seq uint64, relist bool, kubelet, now time.Time, changed []string, files ...*types.File) []types.Change {
+		t.Helper()
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}, KubeletRelist: kubelet, Files: files}
+		if !relist {
+			snap.Changed = changed
+		}
+		return advanceAll(&st, snap, now)
+	}
+	if got := podOps(step(1, true, t0.Add(time.Second), t0.Add(time.Second), nil, &v1f, &bak)); got != "ADD web.yaml.bak" {
+		t.Fatalf("first list: %q", got)
+	}
+	if got := podOps(step(2, false, t0.Add(time.Second), v2.ChangedAt, []string{"web.yaml"}, &v2, &bak)); got != "UPDATE web.yaml" {
+		t.Fatalf("web.yaml written: %q", got)
+	}
+	// The kubelet's relist at +11s, seen and not yet taken in, then the
+	// second write at +12s.
+	if got := podOps(step(3, false, t0.Add(time.Second), v3.ChangedAt, []string{"web.yaml"}, &v3, &bak)); got != "UPDATE web.yaml" {
+		t.Fatalf("web.yaml written again: %q", got)
+	}
+	pub := st.Pods["kube-system/web-node-1"]
+	chs := step(3, false, t0.Add(11*time.Second), v3.ChangedAt.Add(time.Second), nil, &v3, &bak)
+	if len(chs) != 1 || chs[0].Reason != types.ReasonUpdated || chs[0].Op != "" || chs[0].File != "web.yaml.bak" ||
+		!chs[0].At.Equal(t0.Add(11*time.Second)) || !strings.Contains(chs[0].Message, "ran pod kube-system/web-node-1 from web.yaml.bak again") {
+		t.Fatalf("the relist between the writes, taken in: %+v, want one UPDATE event of web.yaml.bak at it, no op", chs)
+	}
+	if got := st.Pods["kube-system/web-node-1"]; got.File != pub.File || got.Hash != pub.Hash {
+		t.Errorf("published pod %s %s after it, want it left at %s %s", got.File, got.Hash, pub.File, pub.Hash)
+	}
+	// The next relist reads both files: the .bak wins again, an UPDATE.
+	if got := podOps(step(3, false, t0.Add(13*time.Second), v3.ChangedAt.Add(2*time.Second), nil, &v3, &bak)); got != "UPDATE web.yaml.bak" {
+		t.Fatalf("the next relist: %q", got)
+	}
+}
