@@ -22,10 +22,12 @@ import (
 // that nobody follows to the runtime, since that pod ran only a moment.
 
 // wentBack says each pod a relist taken in now ran from another file
-// between two watch events.
+// between two watch events, once: a recheck steps the same snapshot
+// again, which leaves the view's note in place.
 func (c *computation) wentBack() {
 	for _, key := range slices.Sorted(maps.Keys(c.kv.wentBack)) {
 		w := c.kv.wentBack[key]
+		delete(c.kv.wentBack, key)
 		if _, ok := c.next.Pods[key]; !ok {
 			continue
 		}

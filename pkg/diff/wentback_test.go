@@ -49,6 +49,10 @@ func TestKubeletRelistSeenLateWentBackInBetween(t *testing.T) {
 	if got := st.Pods["kube-system/web-node-1"]; got.File != pub.File || got.Hash != pub.Hash {
 		t.Errorf("published pod %s %s after it, want it left at %s %s", got.File, got.Hash, pub.File, pub.Hash)
 	}
+	// A recheck steps the same snapshot again: said once.
+	if chs, _ := Advance(&st, types.Snapshot{Time: v3.ChangedAt.Add(time.Second), Seq: 3, Path: "/m", Watch: types.WatchStatus{Up: true}, KubeletRelist: t0.Add(11 * time.Second), Files: []*types.File{&v3, &bak}}, v3.ChangedAt.Add(1500*time.Millisecond), testOpts); len(chs) != 0 {
+		t.Errorf("a recheck of the same snapshot: %+v, want nothing", chs)
+	}
 	// The next relist reads both files: the .bak wins again, an UPDATE.
 	if got := podOps(step(3, false, t0.Add(13*time.Second), v3.ChangedAt.Add(2*time.Second), nil, &v3, &bak)); got != "UPDATE web.yaml.bak" {
 		t.Fatalf("the next relist: %q", got)
