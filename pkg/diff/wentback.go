@@ -25,6 +25,9 @@ import (
 // between two watch events, once: a recheck steps the same snapshot
 // again, which leaves the view's note in place.
 func (c *computation) wentBack() {
+	if len(c.kv.wentBack) == 0 {
+		return // the sort's iterator would allocate on every step
+	}
 	for _, key := range slices.Sorted(maps.Keys(c.kv.wentBack)) {
 		w := c.kv.wentBack[key]
 		delete(c.kv.wentBack, key)
