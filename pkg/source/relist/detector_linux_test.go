@@ -412,6 +412,23 @@ func TestDetectorFolderChangedDuringTheRelist(t *testing.T) {
 	checkRelists(t, obs, k.startTimes())
 }
 
+// oneRelist has k read dir once, as the kubelet does, and returns the
+// relist the detector saw, with its Written's Since cleared, for a
+// comparison.
+func oneRelist(t *testing.T, c *collector, k *reader) (types.KubeletRelist, []types.RelistWrite) {
+	t.Helper()
+	if err := k.sweep(0); err != nil {
+		t.Fatal(err)
+	}
+	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
+	r := relists(obs)[0]
+	got := slices.Clone(r.Written)
+	for i := range got {
+		got[i].Since = time.Time{}
+	}
+	return r, got
+}
+
 // Files written during a relist are placed against its opens of them by
 // the queue's order: one written after the glob and before its read was
 // read new; one written after its read was read old; one whose writer's
@@ -437,20 +454,14 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 		// The next file to open: the writer's open comes first.
 		write("pod-02.yaml", "kind: Pod # before its open\n")
 	}
-	if err := k.sweep(0); err != nil {
-		t.Fatal(err)
-	}
-	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
-	r := relists(obs)[0]
+	r, got := oneRelist(t, c, k)
 	// Since bounds each write from below: the queue was found empty before it.
-	got := slices.Clone(r.Written)
-	for i, w := range got {
+	for _, w := range r.Written {
 		// Zero is unknown (the queue was not found empty since the
 		// watch began), and the diff falls back to the folder open.
 		if w.Before && !w.Since.IsZero() && !w.Since.Before(wrote[w.Name]) {
 			t.Errorf("%s: since %v, want a time before its write was done (%v)", w.Name, w.Since, wrote[w.Name])
 		}
-		got[i].Since = time.Time{}
 	}
 	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
 	if r.Files != 5 || !slices.Equal(got, want) {
@@ -478,15 +489,7 @@ func TestDetectorReaderOfAWriteAfterTheRelistsRead(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if err := k.sweep(0); err != nil {
-		t.Fatal(err)
-	}
-	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
-	r := relists(obs)[0]
-	got := slices.Clone(r.Written)
-	for i := range got {
-		got[i].Since = time.Time{}
-	}
+	r, got := oneRelist(t, c, k)
 	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}}
 	if r.Files != 5 || !slices.Equal(got, want) {
 		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
@@ -510,15 +513,7 @@ func TestDetectorTwoWritersAheadOfTheRelist(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # first writer\n")
 		writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # second writer\n")
 	}
-	if err := k.sweep(0); err != nil {
-		t.Fatal(err)
-	}
-	obs := c.wait(t, waitKnown, "a relist", func(obs []types.RelistObservation) bool { return len(relists(obs)) > 0 })
-	r := relists(obs)[0]
-	got := slices.Clone(r.Written)
-	for i := range got {
-		got[i].Since = time.Time{}
-	}
+	r, got := oneRelist(t, c, k)
 	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true, After: true}}
 	if r.Files != 5 || !slices.Equal(got, want) {
 		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
