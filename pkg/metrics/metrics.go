@@ -217,8 +217,14 @@ func (m *Metrics) ObserveChanges(changes []types.Change) {
 		return
 	}
 	for _, ch := range changes {
-		if ch.Op != "" {
+		switch {
+		case ch.Op != "":
 			m.changes.WithLabelValues(string(ch.Op)).Inc()
+		case ch.Reason == types.ReasonUpdated:
+			// A restart the kubelet made that leaves the published pod as
+			// it is (a relist's return to the winner that the watch undid
+			// since): no op, a change all the same.
+			m.changes.WithLabelValues(string(types.OpUpdate)).Inc()
 		}
 		m.recorded.WithLabelValues(ch.Reason, ch.Type).Inc()
 	}

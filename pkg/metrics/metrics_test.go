@@ -75,6 +75,9 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
 		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
 		{Type: v1.EventTypeWarning, Reason: types.ReasonInvalid},
+		// A relist's return to the winner, undone by the watch since: a
+		// restart with no op (diff/wentback.go).
+		{Type: v1.EventTypeNormal, Reason: types.ReasonUpdated},
 	})
 	ev.set(events.Stats{Combined: 2, Replayed: 5, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{
 		{Name: "stdout", Mode: events.Stream, Written: 3},
@@ -99,6 +102,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{"podwatch_watch_up", nil, 1},
 		{"podwatch_static_pod_changes_total", []string{"op", "ADD"}, 2},
 		{"podwatch_static_pod_changes_total", []string{"op", "REMOVE"}, 0},
+		{"podwatch_static_pod_changes_total", []string{"op", "UPDATE"}, 1},
 		{"podwatch_events_recorded_total", []string{"reason", types.ReasonAdded, "type", v1.EventTypeNormal}, 2},
 		{"podwatch_events_recorded_total", []string{"reason", types.ReasonInvalid, "type", v1.EventTypeWarning}, 1},
 		{"podwatch_events_combined_total", nil, 2},
