@@ -615,13 +615,23 @@ func (v *kubeletView) setRan(key string, r ranFrom) {
 func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at time.Time) {
 	back := v.back
 	v.back = nil
+	for key, b := range back {
+		if after(b, at) {
+			// Displaced after this relist, which is taken in late: the
+			// next relist is the one that takes the pod back.
+			if v.back == nil {
+				v.back = map[string]displaced{}
+			}
+			v.back[key] = b
+		}
+	}
 	ran := make(map[string]ranFrom, len(store))
 	for key, name := range store {
 		r := ranFrom{file: name, at: at}
 		if f := lookup(snap.Files, name); f != nil && validPod(f) {
 			r.config = f.Pod.Config
 		}
-		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() &&
+		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() && !after(b, at) &&
 			b.ran.file == r.file && b.ran.config == r.config && r.config != "" {
 			if v.takenBack == nil {
 				v.takenBack = map[string]takenBack{}
@@ -634,6 +644,12 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 		ran[key] = r
 	}
 	v.ran = ran
+}
+
+// after says a watch event displaced b's pod after a kubelet relist seen
+// at at (zero: podwatch's own relist, whose time bounds nothing).
+func after(b displaced, at time.Time) bool {
+	return !at.IsZero() && b.since.After(at)
 }
 
 // replace is the kubelet's relist of snap's folder.
