@@ -172,7 +172,7 @@ func TestDecidedKeepsAPodTheBakDefines(t *testing.T) {
 			{At: ms(11001), Path: dir + "/p.yaml.bak", Relist: true},
 		},
 	}
-	steps := []folderStep{{ms(-5000), "write"}, {ms(10000), "write"}}
+	steps := []folderStep{{at: ms(-5000), verb: "write"}, {at: ms(10000), verb: "write"}}
 	decide := decider(steps, relistDrops(s.Reads, s.Relists, dir, names), s.Reads, dir, names)
 	if ops, _ := decidedAt(s, pod, decide); !slices.Equal(ops, []string{"ADD", "UPDATE", "UPDATE"}) {
 		t.Errorf("decided %v, want ADD and two UPDATEs", ops)

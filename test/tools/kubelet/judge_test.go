@@ -145,10 +145,15 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	byKind := map[string][]time.Duration{}
 	beforeLine := map[string]int{}
 	var sinceDecided []time.Duration // REMOVEs at a relist podwatch saw, after the relist read that decided them
+	var sinceDuring []time.Duration  // the same, paired with a read made while the step still wrote
 	for _, r := range results {
 		for _, rm := range r.removes {
 			byKind[rm.kind] = append(byKind[rm.kind], rm.delay)
-			if rm.kind == "relist" && rm.byRelist {
+			if rm.kind == "relist" && rm.byRelist && rm.during {
+				sinceDuring = append(sinceDuring, rm.sinceDecided)
+				t.Logf("%s: REMOVE %v after a relist read made while the step was still writing, which may have read the old content (then the next relist decided): %q", r.name, rm.sinceDecided.Round(time.Millisecond), rm.message)
+			}
+			if rm.kind == "relist" && rm.byRelist && !rm.during {
 				sinceDecided = append(sinceDecided, rm.sinceDecided)
 				// One later than the target's median is named, for a
 				// look at its run.
@@ -179,6 +184,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	// The sync loop's line lags the kubelet's decision as much as its
 	// load makes it; the relist read that decided a REMOVE does not.
 	t.Logf("REMOVE at a kubelet relist podwatch saw, after the relist read that decided it: %s", spread(sinceDecided))
+	t.Logf("REMOVE at a kubelet relist podwatch saw, after a relist read made while the step still wrote: %s", spread(sinceDuring))
 	if n := beforeLine["relist"]; n > 0 {
 		t.Logf("%d of %d REMOVEs at a kubelet relist podwatch saw came before the kubelet's SyncLoop REMOVE line, none before the relist read that decided them: the kubelet's sync loop logs an update after its file source sent it, seconds later on a loaded machine", n, len(byKind["relist"]))
 	}
@@ -449,17 +455,18 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 				t.Fatalf("line %d: %v", s.line, err)
 			}
 			mark(at, strings.Join(append([]string{s.verb}, s.args...), " "))
-			steps = append(steps, folderStep{at, s.verb})
+			steps = append(steps, folderStep{at, s.verb, time.Now()})
 			continue
 		default:
 			if !relistOnly && (s.verb == "move-folder" || s.verb == "remove-folder") {
 				relistOnly, watchGone = true, time.Now()
 			}
 			mark(time.Now(), strings.Join(append([]string{s.verb}, s.args...), " "))
-			steps = append(steps, folderStep{time.Now(), s.verb})
+			steps = append(steps, folderStep{at: time.Now(), verb: s.verb})
 			if err := s.apply(k, sc, scratch); err != nil {
 				t.Fatalf("line %d: %v", s.line, err)
 			}
+			steps[len(steps)-1].end = time.Now()
 			continue
 		}
 		settles++
@@ -1175,6 +1182,9 @@ func (p *podwatch) Write(b []byte) (int, error) {
 type folderStep struct {
 	at   time.Time
 	verb string
+	// end is when the step was done (its write returned): a relist read
+	// between at and end may have read the old content, the new, or a part.
+	end time.Time
 }
 
 // relistDrop is a relist read of a scenario's file that the kubelet's
@@ -1296,7 +1306,7 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 		for _, rd := range reads {
 			if rd.Relist && rd.At.After(last.at) && filepath.Dir(rd.Path) == dir && slices.Contains(names, filepath.Base(rd.Path)) {
 				if rd.At.Before(line) {
-					return decision{at: rd.At, byRelist: !watchDrops[last.verb]}
+					return decision{at: rd.At, byRelist: !watchDrops[last.verb], during: rd.At.Before(last.end)}
 				}
 				return decision{at: line}
 			}
@@ -1313,6 +1323,9 @@ func decider(steps []folderStep, drops []relistDrop, reads []kubelet.Read, dir s
 type decision struct {
 	at             time.Time
 	byRelist, drop bool
+	// during: the relist read came before the last step's write was done,
+	// so it may have read the old content, and the next relist decided.
+	during bool
 }
 
 // removeTiming is one of podwatch's REMOVE lines against the kubelet's
@@ -1332,6 +1345,9 @@ type removeTiming struct {
 	// sinceDecided how long after that read podwatch's line came.
 	early, byRelist bool
 	sinceDecided    time.Duration
+	// during: that read came while the step was still writing (see
+	// decision), so it may not be the one that decided.
+	during bool
 }
 
 // removeDelays pairs each REMOVE podwatch printed for the pod fullName
@@ -1414,7 +1430,7 @@ func pairRemoves(evs []v1.Event, printed []time.Time, fullName string, lines []r
 				line := lines[n].at
 				d := decidedBy(line)
 				at, byRelist := d.at, d.byRelist
-				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at)})
+				out = append(out, removeTiming{delay: printed[i].Sub(line), kind: kind, message: ev.Message, early: printed[i].Before(at), byRelist: byRelist, sinceDecided: printed[i].Sub(at), during: d.during})
 			}
 			n++
 		}
