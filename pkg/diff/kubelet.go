@@ -616,7 +616,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 	back := v.back
 	v.back = nil
 	for key, b := range back {
-		if after(b, at) {
+		if displacedAfter(b, at) {
 			// Displaced after this relist, which is taken in late: the
 			// next relist is the one that takes the pod back.
 			if v.back == nil {
@@ -631,7 +631,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 		if f := lookup(snap.Files, name); f != nil && validPod(f) {
 			r.config = f.Pod.Config
 		}
-		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() && !after(b, at) &&
+		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() && !displacedAfter(b, at) &&
 			b.ran.file == r.file && b.ran.config == r.config && r.config != "" {
 			if v.takenBack == nil {
 				v.takenBack = map[string]takenBack{}
@@ -646,9 +646,10 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 	v.ran = ran
 }
 
-// after says a watch event displaced b's pod after a kubelet relist seen
-// at at (zero: podwatch's own relist, whose time bounds nothing).
-func after(b displaced, at time.Time) bool {
+// displacedAfter says a watch event displaced b's pod after a kubelet
+// relist seen at at (zero: podwatch's own relist, whose time bounds
+// nothing).
+func displacedAfter(b displaced, at time.Time) bool {
 	return !at.IsZero() && b.since.After(at)
 }
 
