@@ -84,7 +84,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
 				// A run that stops on a failure still has its row.
-				r := result{name: sc.name, family: sc.family, loop: "-", kubelet: "-", podwatch: "-", failed: true, disagreement: sc.disagreement}
+				r := result{name: sc.name, family: sc.family, loop: "-", kubelet: "-", podwatch: "-", failed: true, disagreement: sc.disagreement, quiet: sc.quiet}
 				defer func() {
 					mu.Lock()
 					results = append(results, r)
@@ -124,7 +124,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		runs, unbounded := 0, 0
 		for _, r := range results {
-			if strings.HasSuffix(r.family, "-quiet") != quiet {
+			if r.quiet != quiet {
 				continue
 			}
 			runs++
@@ -214,27 +214,41 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 // marker must not hide. A scenario run once may be marked for a
 // disagreement it always shows.
 func markedTooOften(results []result) []string {
-	var (
-		order     []string
-		runs      = map[string]int{}
-		disagreed = map[string]int{}
-	)
-	for _, r := range results {
-		if runs[r.family] == 0 {
-			order = append(order, r.family)
-		}
-		runs[r.family]++
-		if r.verdict() == "known-disagreement" {
-			disagreed[r.family]++
-		}
-	}
+	n := tallied(results)
 	var out []string
-	for _, f := range order {
-		if n := disagreed[f]; runs[f] > 1 && 2*n > runs[f] {
-			out = append(out, fmt.Sprintf("%s: podwatch disagreed with the kubelet in %d of %d runs, more than half: a known disagreement is a race a loaded kubelet wins now and then, so this is a change that broke podwatch, not the race its marker names", f, n, runs[f]))
+	for _, f := range n.order {
+		if d := n.disagreed[f]; n.marked[f] && n.runs[f] > 1 && 2*d > n.runs[f] {
+			out = append(out, fmt.Sprintf("%s: podwatch disagreed with the kubelet in %d of %d runs, more than half: a known disagreement is a race a loaded kubelet wins now and then, so this is a change that broke podwatch, not the race its marker names", f, d, n.runs[f]))
 		}
 	}
 	return out
+}
+
+// tally is, per scenario family in the order its runs come, how many
+// runs it had, how many disagreed (without failing) and failed, and
+// whether it is marked known-disagreement.
+type tally struct {
+	order                   []string
+	runs, disagreed, failed map[string]int
+	marked                  map[string]bool
+}
+
+func tallied(results []result) tally {
+	n := tally{runs: map[string]int{}, disagreed: map[string]int{}, failed: map[string]int{}, marked: map[string]bool{}}
+	for _, r := range results {
+		if n.runs[r.family] == 0 {
+			n.order = append(n.order, r.family)
+		}
+		n.runs[r.family]++
+		switch {
+		case r.failed:
+			n.failed[r.family]++
+		case !r.agree:
+			n.disagreed[r.family]++
+		}
+		n.marked[r.family] = n.marked[r.family] || r.disagreement != ""
+	}
+	return n
 }
 
 // summary is the closing table: per scenario, each outcome its runs gave
@@ -246,12 +260,10 @@ func summary(results []result) string {
 		family, loop, kubelet, podwatch, verdict string
 	}
 	var (
-		order     []row
-		count     = map[row]int{}
-		runs      = map[string]int{}
-		disagreed = map[string]int{}
-		failed    = map[string]int{}
-		reasons   []string // family: reason, for each family with one
+		order   []row
+		count   = map[row]int{}
+		reasons []string // family: reason, for each family with one
+		n       = tallied(results)
 	)
 	for _, r := range results {
 		verdict := r.verdict()
@@ -262,13 +274,6 @@ func summary(results []result) string {
 			order = append(order, k)
 		}
 		count[k]++
-		runs[r.family]++
-		switch {
-		case r.failed:
-			failed[r.family]++
-		case !r.agree:
-			disagreed[r.family]++
-		}
 		if r.disagreement != "" && !slices.ContainsFunc(reasons, func(s string) bool { return strings.HasPrefix(s, r.family+": ") }) {
 			reasons = append(reasons, r.family+": "+r.disagreement)
 		}
@@ -278,16 +283,16 @@ func summary(results []result) string {
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "scenario\truns\tthe kubelet's sync loop\tits sandboxes\tpodwatch said\tverdict")
 	for _, k := range order {
-		fmt.Fprintf(w, "%s\t%d of %d\t%s\t%s\t%s\t%s\n", k.family, count[k], runs[k.family], k.loop, k.kubelet, k.podwatch, k.verdict)
+		fmt.Fprintf(w, "%s\t%d of %d\t%s\t%s\t%s\t%s\n", k.family, count[k], n.runs[k.family], k.loop, k.kubelet, k.podwatch, k.verdict)
 	}
 	w.Flush()
 	slices.Sort(reasons)
 	b.WriteString("\nknown disagreements left:\n")
 	for _, r := range reasons {
 		family, reason, _ := strings.Cut(r, ": ")
-		of := fmt.Sprintf("%d of %d runs", disagreed[family], runs[family])
-		if n := failed[family]; n > 0 {
-			of += fmt.Sprintf(", %d failed", n)
+		of := fmt.Sprintf("%d of %d runs", n.disagreed[family], n.runs[family])
+		if f := n.failed[family]; f > 0 {
+			of += fmt.Sprintf(", %d failed", f)
 		}
 		fmt.Fprintf(&b, "- %s (disagreed in %s): %s\n", family, of, reason)
 	}
@@ -311,6 +316,7 @@ func (r result) verdict() string {
 
 type result struct {
 	name, family            string
+	quiet                   bool // run on the quiet kubelet
 	kubelet, loop, podwatch string
 	followed                string // podwatch's follower's last word per pod
 	// removes are podwatch's REMOVE lines, each paired in order with the
@@ -570,7 +576,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		}
 		loop[p], removeLines[p] = decidedAt(final, full(p), decidedBy(p))
 	}
-	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement}
+	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement, quiet: sc.quiet}
 	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
