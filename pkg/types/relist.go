@@ -106,11 +106,13 @@ type RelistWrite struct {
 	Since time.Time
 	// After: a write came after the relist's open of the file (and before
 	// it was recognised). Alone, the relist read the content from before
-	// it, unless the write fell between its open and its read, or the
-	// open taken for the relist's was the writer's own (a writer opens
-	// the file before its first write; the relist's open of the last file
-	// completes it at once, so a later one is not looked for). With
-	// Before, the relist read one of the writes' contents, or a part.
+	// it; a write to the file the relist opened last, before it opened
+	// another, is Before too, as the relist may not have read it yet. But
+	// the relist's open of the last file completes it, so a write to that
+	// file found after that batch is not placed, though the relist may
+	// have been between its open and its read, or the open taken for the
+	// relist's the writer's own. With Before, the relist read one of the
+	// writes' contents, or a part.
 	After bool
 }
 

@@ -100,13 +100,17 @@ type watcher interface {
 // relist's open then the later one; or it was the relist's, and the later
 // open another reader's of the write (podwatch's own reads every write,
 // often before a busy kubelet opens its next file). The queue cannot tell
-// which.
+// which. So is a write to the file the candidate matched last, before
+// any later open: the relist reads a file after it opens it, and a
+// writer's open just after the relist's merges with it on the queue
+// when neither is read yet, so the write may come before the read.
 type candidate struct {
 	at      time.Time
 	want    []string
 	next    int
 	opened  int                 // files of want opened
 	step    time.Time           // the last open that matched
+	reading string              // the name that open was of
 	gone    map[string]struct{} // names of want that went since the folder open
 	written map[string]sides    // names of want written since the folder open
 	came    []string            // names not in want that came since the folder open, in byte order
@@ -136,7 +140,7 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if k == len(c.want) || c.want[k] != name {
 		return false
 	}
-	c.next, c.step = k+1, at
+	c.next, c.step, c.reading = k+1, at, name
 	c.opened++
 	c.skipTail()
 	return true
@@ -176,6 +180,9 @@ func (c *candidate) write(name string, since time.Time, arrived bool) {
 		s.before, s.since = true, since
 	} else {
 		s.after, s.afterSince = true, since
+		if name == c.reading {
+			s.before, s.since = true, since
+		}
 	}
 	c.written[name] = s
 }

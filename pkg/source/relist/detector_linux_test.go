@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,6 +40,9 @@ type reader struct {
 	// afterGlob, for a full reader, runs between its glob and its reads
 	// at cycle n: what other writers do to the folder meanwhile.
 	afterGlob func(paths []string, n int)
+	// afterOpen, for a full reader, runs between each file's open and
+	// its read.
+	afterOpen func(path string, n int)
 	// afterRead, for a full reader, runs after each file's read.
 	afterRead func(path string, n int)
 
@@ -65,7 +69,7 @@ func (r *reader) sweep(n int) error {
 				continue
 			}
 			// As the kubelet: a file gone since the glob is skipped.
-			if _, err := os.ReadFile(p); err != nil && !os.IsNotExist(err) {
+			if err := r.read(p, n); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 			if r.afterRead != nil {
@@ -92,6 +96,21 @@ func (r *reader) sweep(n int) error {
 		}
 	}
 	return nil
+}
+
+// read opens and reads one file, as the kubelet does, with afterOpen
+// between.
+func (r *reader) read(p string, n int) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if r.afterOpen != nil {
+		r.afterOpen(p, n)
+	}
+	_, err = io.ReadAll(f)
+	return err
 }
 
 // run sweeps every period until ctx ends or cycles are done (0: no
@@ -487,6 +506,29 @@ func TestDetectorReaderOfAWriteAfterTheRelistsRead(t *testing.T) {
 		writeFile(t, p, "kind: Pod # after its read\n")
 		if _, err := os.ReadFile(p); err != nil {
 			t.Error(err)
+		}
+	}
+	r, got := oneRelist(t, c, k)
+	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}}
+	if r.Files != 5 || !slices.Equal(got, want) {
+		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
+	}
+}
+
+// A file written between the relist's open of it and its read: the
+// relist reads the write, and the writer's open, right after the
+// relist's, merges with it on the queue, which then shows one open and
+// the write after it, as for a write after the read. Seen with the real
+// kubelet: an invalid write it read at its relist, said to come after
+// the read, a restart podwatch did not say. The relist may have read
+// either content.
+func TestDetectorWriteBetweenTheRelistsOpenAndRead(t *testing.T) {
+	dir := manifestDir(t, 5)
+	c := startDetector(t, dir, true)
+	k := &reader{dir: dir}
+	k.afterOpen = func(p string, _ int) {
+		if filepath.Base(p) == "pod-02.yaml" {
+			writeFile(t, p, "kind: Pod # between its open and its read\n")
 		}
 	}
 	r, got := oneRelist(t, c, k)

@@ -285,10 +285,12 @@ func TestDetectorSaysWhatWasWrittenJustBeforeTheOpen(t *testing.T) {
 // A write the queue holds after the relist's last open, in the batch
 // that completed it, came after the relist read the file: every event of
 // the batch has one time, and podwatch may have read the write before it.
+// (A write to the last file, which the relist may still be reading, is
+// on both sides: TestDetectorWriteBetweenTheRelistsOpenAndRead.)
 func TestDetectorSaysAWriteAfterTheRelistInItsBatch(t *testing.T) {
-	f := startFake(t, []string{"a.yaml"})
+	f := startFake(t, []string{"a.yaml", "b.yaml"})
 	f.nextWatch()
-	f.send(batch{events: append(opens("", "a.yaml"), event{op: opened, name: "a.yaml"}, event{op: wrote, name: "a.yaml"})})
+	f.send(batch{events: append(opens("", "a.yaml", "b.yaml"), event{op: opened, name: "a.yaml"}, event{op: wrote, name: "a.yaml"})})
 	o := f.expect(1)[0]
 	want := []types.RelistWrite{{Name: "a.yaml", After: true}}
 	if o.Relist == nil || !slices.Equal(o.Relist.Written, want) {
