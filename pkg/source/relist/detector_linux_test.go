@@ -431,11 +431,16 @@ func TestDetectorFolderChangedDuringTheRelist(t *testing.T) {
 	checkRelists(t, obs, k.startTimes())
 }
 
-// oneRelist has k read dir once, as the kubelet does, and returns the
-// relist the detector saw, with its Written's Since cleared, for a
-// comparison.
-func oneRelist(t *testing.T, c *collector, k *reader) (types.KubeletRelist, []types.RelistWrite) {
+// writesInOneRelist has a kubelet-like reader, set up by setup, read a
+// folder of five manifests once, and checks that the detector saw that
+// relist read all five, with want written during it (Since aside); it
+// returns the relist.
+func writesInOneRelist(t *testing.T, setup func(k *reader, dir string), want []types.RelistWrite) types.KubeletRelist {
 	t.Helper()
+	dir := manifestDir(t, 5)
+	c := startDetector(t, dir, true)
+	k := &reader{dir: dir}
+	setup(k, dir)
 	if err := k.sweep(0); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +450,10 @@ func oneRelist(t *testing.T, c *collector, k *reader) (types.KubeletRelist, []ty
 	for i := range got {
 		got[i].Since = time.Time{}
 	}
-	return r, got
+	if r.Files != 5 || !slices.Equal(got, want) {
+		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
+	}
+	return r
 }
 
 // Files written during a relist are placed against its opens of them by
@@ -454,26 +462,25 @@ func oneRelist(t *testing.T, c *collector, k *reader) (types.KubeletRelist, []ty
 // open came just as the relist reached it, taken for the relist's, may
 // have been read either way (the next test: the queue looks the same).
 func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
-	dir := manifestDir(t, 5)
-	c := startDetector(t, dir, true)
-	k := &reader{dir: dir}
 	wrote := map[string]time.Time{} // when each write was done
-	write := func(name, content string) {
-		writeFile(t, filepath.Join(dir, name), content)
-		wrote[name] = time.Now()
-	}
-	k.afterGlob = func([]string, int) {
-		write("pod-03.yaml", "kind: Pod # before its open\n")
-	}
-	k.afterRead = func(p string, _ int) {
-		if filepath.Base(p) != "pod-01.yaml" {
-			return
+	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
+	r := writesInOneRelist(t, func(k *reader, dir string) {
+		write := func(name, content string) {
+			writeFile(t, filepath.Join(dir, name), content)
+			wrote[name] = time.Now()
 		}
-		write("pod-00.yaml", "kind: Pod # after its open\n")
-		// The next file to open: the writer's open comes first.
-		write("pod-02.yaml", "kind: Pod # before its open\n")
-	}
-	r, got := oneRelist(t, c, k)
+		k.afterGlob = func([]string, int) {
+			write("pod-03.yaml", "kind: Pod # before its open\n")
+		}
+		k.afterRead = func(p string, _ int) {
+			if filepath.Base(p) != "pod-01.yaml" {
+				return
+			}
+			write("pod-00.yaml", "kind: Pod # after its open\n")
+			// The next file to open: the writer's open comes first.
+			write("pod-02.yaml", "kind: Pod # before its open\n")
+		}
+	}, want)
 	// Since bounds each write from below: the queue was found empty before it.
 	for _, w := range r.Written {
 		// Zero is unknown (the queue was not found empty since the
@@ -481,10 +488,6 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 		if w.Before && !w.Since.IsZero() && !w.Since.Before(wrote[w.Name]) {
 			t.Errorf("%s: since %v, want a time before its write was done (%v)", w.Name, w.Since, wrote[w.Name])
 		}
-	}
-	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
-	if r.Files != 5 || !slices.Equal(got, want) {
-		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
 	}
 }
 
@@ -496,23 +499,17 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 // write was said as certainly read by the relist, a restart the kubelet
 // did not make. The relist may have read either content.
 func TestDetectorReaderOfAWriteAfterTheRelistsRead(t *testing.T) {
-	dir := manifestDir(t, 5)
-	c := startDetector(t, dir, true)
-	k := &reader{dir: dir}
-	k.afterRead = func(p string, _ int) {
-		if filepath.Base(p) != "pod-02.yaml" {
-			return
+	writesInOneRelist(t, func(k *reader, _ string) {
+		k.afterRead = func(p string, _ int) {
+			if filepath.Base(p) != "pod-02.yaml" {
+				return
+			}
+			writeFile(t, p, "kind: Pod # after its read\n")
+			if _, err := os.ReadFile(p); err != nil {
+				t.Error(err)
+			}
 		}
-		writeFile(t, p, "kind: Pod # after its read\n")
-		if _, err := os.ReadFile(p); err != nil {
-			t.Error(err)
-		}
-	}
-	r, got := oneRelist(t, c, k)
-	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}}
-	if r.Files != 5 || !slices.Equal(got, want) {
-		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
-	}
+	}, []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}})
 }
 
 // A file written between the relist's open of it and its read: the
@@ -523,19 +520,13 @@ func TestDetectorReaderOfAWriteAfterTheRelistsRead(t *testing.T) {
 // the read, a restart podwatch did not say. The relist may have read
 // either content.
 func TestDetectorWriteBetweenTheRelistsOpenAndRead(t *testing.T) {
-	dir := manifestDir(t, 5)
-	c := startDetector(t, dir, true)
-	k := &reader{dir: dir}
-	k.afterOpen = func(p string, _ int) {
-		if filepath.Base(p) == "pod-02.yaml" {
-			writeFile(t, p, "kind: Pod # between its open and its read\n")
+	writesInOneRelist(t, func(k *reader, _ string) {
+		k.afterOpen = func(p string, _ int) {
+			if filepath.Base(p) == "pod-02.yaml" {
+				writeFile(t, p, "kind: Pod # between its open and its read\n")
+			}
 		}
-	}
-	r, got := oneRelist(t, c, k)
-	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}}
-	if r.Files != 5 || !slices.Equal(got, want) {
-		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
-	}
+	}, []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}})
 }
 
 // Two files written at once as the relist reaches them (measured with the
@@ -545,21 +536,15 @@ func TestDetectorWriteBetweenTheRelistsOpenAndRead(t *testing.T) {
 // writes, but the queue does not say so: each file may have been read
 // either way (see TestDetectorReaderOfAWriteAfterTheRelistsRead).
 func TestDetectorTwoWritersAheadOfTheRelist(t *testing.T) {
-	dir := manifestDir(t, 5)
-	c := startDetector(t, dir, true)
-	k := &reader{dir: dir}
-	k.afterRead = func(p string, _ int) {
-		if filepath.Base(p) != "pod-01.yaml" {
-			return
+	writesInOneRelist(t, func(k *reader, dir string) {
+		k.afterRead = func(p string, _ int) {
+			if filepath.Base(p) != "pod-01.yaml" {
+				return
+			}
+			writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # first writer\n")
+			writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # second writer\n")
 		}
-		writeFile(t, filepath.Join(dir, "pod-02.yaml"), "kind: Pod # first writer\n")
-		writeFile(t, filepath.Join(dir, "pod-03.yaml"), "kind: Pod # second writer\n")
-	}
-	r, got := oneRelist(t, c, k)
-	want := []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true, After: true}}
-	if r.Files != 5 || !slices.Equal(got, want) {
-		t.Errorf("relist read %d files, written %+v; want 5, %+v", r.Files, got, want)
-	}
+	}, []types.RelistWrite{{Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true, After: true}})
 }
 
 // The kubelet in a busy folder: files created, written and deleted all
