@@ -56,6 +56,7 @@ const (
 	came             // the name was created or moved in
 	went             // the name was deleted or moved away
 	wrote            // the name's content was written (or truncated)
+	read             // the name's content was read
 )
 
 // event is one thing seen in the folder. Dot names and folders are left
@@ -100,10 +101,15 @@ type watcher interface {
 // relist's open then the later one; or it was the relist's, and the later
 // open another reader's of the write (podwatch's own reads every write,
 // often before a busy kubelet opens its next file). The queue cannot tell
-// which. So is a write to the file the candidate matched last, before
-// any later open: the relist reads a file after it opens it, and a
-// writer's open just after the relist's merges with it on the queue
-// when neither is read yet, so the write may come before the read.
+// which.
+//
+// The relist reads a file just after it opens it, and a writer's open
+// that comes between merges with the relist's on the queue when neither
+// is read yet (inotify merges a repeated event), so the queue shows one
+// open and the write, as for a write after the read. A read of the file
+// matched last, before a write to it, says the relist read it before the
+// write (a read with no content shows as none: an empty file); without
+// one the write is on both sides.
 type candidate struct {
 	at      time.Time
 	want    []string
@@ -111,6 +117,7 @@ type candidate struct {
 	opened  int                 // files of want opened
 	step    time.Time           // the last open that matched
 	reading string              // the name that open was of
+	unread  bool                // no read of reading seen since that open
 	gone    map[string]struct{} // names of want that went since the folder open
 	written map[string]sides    // names of want written since the folder open
 	came    []string            // names not in want that came since the folder open, in byte order
@@ -140,7 +147,7 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if k == len(c.want) || c.want[k] != name {
 		return false
 	}
-	c.next, c.step, c.reading = k+1, at, name
+	c.next, c.step, c.reading, c.unread = k+1, at, name, true
 	c.opened++
 	c.skipTail()
 	return true
@@ -180,11 +187,18 @@ func (c *candidate) write(name string, since time.Time, arrived bool) {
 		s.before, s.since = true, since
 	} else {
 		s.after, s.afterSince = true, since
-		if name == c.reading {
+		if name == c.reading && c.unread {
 			s.before, s.since = true, since
 		}
 	}
 	c.written[name] = s
+}
+
+// read notes that name's content was read.
+func (c *candidate) read(name string) {
+	if name == c.reading {
+		c.unread = false
+	}
 }
 
 // sides says on which side of a file's open writes to it came, and when
@@ -505,6 +519,13 @@ func (d *Detector) handle(ctx context.Context, out chan<- types.RelistObservatio
 			// (podwatch's own, reading a write): it says nothing of
 			// what the relist read.
 			c = d.fileOpened(e.name, b.at)
+		case e.op == read:
+			for _, c := range d.cands {
+				c.read(e.name)
+			}
+			if done != nil {
+				done.read(e.name)
+			}
 		case e.op == wrote:
 			d.wroteNow(e.name, b.since)
 			for _, c := range d.cands {

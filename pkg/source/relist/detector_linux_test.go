@@ -463,7 +463,7 @@ func writesInOneRelist(t *testing.T, setup func(k *reader, dir string), want []t
 // have been read either way (the next test: the queue looks the same).
 func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 	wrote := map[string]time.Time{} // when each write was done
-	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
+	want := []types.RelistWrite{{Name: "pod-00.yaml", After: true}, {Name: "pod-01.yaml", After: true}, {Name: "pod-02.yaml", Before: true, After: true}, {Name: "pod-03.yaml", Before: true}}
 	r := writesInOneRelist(t, func(k *reader, dir string) {
 		write := func(name, content string) {
 			writeFile(t, filepath.Join(dir, name), content)
@@ -476,6 +476,8 @@ func TestDetectorOrdersWritesDuringTheRelist(t *testing.T) {
 			if filepath.Base(p) != "pod-01.yaml" {
 				return
 			}
+			// The file just read, before the relist opens the next.
+			write("pod-01.yaml", "kind: Pod # after its read\n")
 			write("pod-00.yaml", "kind: Pod # after its open\n")
 			// The next file to open: the writer's open comes first.
 			write("pod-02.yaml", "kind: Pod # before its open\n")

@@ -42,6 +42,10 @@
 // kubelet opens. At least half of the files the folder held must be
 // opened, so that a folder emptied while someone looked at it is no relist.
 //
+// It also watches writes and reads (IN_MODIFY, IN_ACCESS), to place each
+// write during a relist against the relist's open and read of that file
+// by the queue's own order (types.RelistWrite), which no clock gives.
+//
 // Not every full read is the kubelet's: podwatch's own first list reads
 // every file, and its later lists re-read every file written in the last
 // two seconds, so right after a burst of writes its lists read the whole

@@ -20,11 +20,11 @@ import (
 )
 
 const (
-	// The folder: opens of it and in it, writes in it (to order each
-	// against a relist's open of the file), names coming and going (so
+	// The folder: opens of it and in it, reads and writes in it (to order
+	// each write against a relist's open and read of the file), names coming and going (so
 	// that the detector knows what the folder held at each open of it, and
 	// which names changed since), and its own end.
-	dirMask = unix.IN_OPEN | unix.IN_MODIFY | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	dirMask = unix.IN_OPEN | unix.IN_ACCESS | unix.IN_MODIFY | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
 	// The parent: only the folder's own name coming and going matters, so
 	// that a folder replaced (or a symlinked --path swapped) is watched
@@ -234,7 +234,7 @@ func (w *inotifyWatch) empty() (time.Time, bool) {
 }
 
 // parse keeps, in order, the opens of the folder (name "") and of its
-// non-dot entries that are not folders, writes to those, and those names
+// non-dot entries that are not folders, reads of and writes to those, and those names
 // coming and going
 // (a name that came is looked up at once: whether it is a regular file
 // now), and whether events were lost or the folder's watch ended.
@@ -263,6 +263,8 @@ func (w *inotifyWatch) parse(buf []byte) batch {
 			b.events = append(b.events, event{op: opened, name: string(bytes.TrimRight(name, "\x00"))})
 		case mask&unix.IN_MODIFY != 0:
 			b.events = append(b.events, event{op: wrote, name: string(bytes.TrimRight(name, "\x00"))})
+		case mask&unix.IN_ACCESS != 0:
+			b.events = append(b.events, event{op: read, name: string(bytes.TrimRight(name, "\x00"))})
 		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
 			n := string(bytes.TrimRight(name, "\x00"))
 			var st unix.Stat_t
