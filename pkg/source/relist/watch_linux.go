@@ -240,6 +240,15 @@ func (w *inotifyWatch) empty() (time.Time, bool) {
 // now), and whether events were lost or the folder's watch ended.
 func (w *inotifyWatch) parse(buf []byte) batch {
 	var b batch
+	// A file's read follows its open: the name of the event before is
+	// taken again rather than copied.
+	var prev string
+	nameOf := func(raw []byte) string {
+		if n := bytes.TrimRight(raw, "\x00"); string(n) != prev {
+			prev = string(n)
+		}
+		return prev
+	}
 	for len(buf) >= unix.SizeofInotifyEvent {
 		wd := int32(binary.NativeEndian.Uint32(buf[0:]))
 		mask := binary.NativeEndian.Uint32(buf[4:])
@@ -260,11 +269,11 @@ func (w *inotifyWatch) parse(buf []byte) batch {
 			b.events = append(b.events, event{op: opened})
 		case mask&unix.IN_ISDIR != 0 || nameLen == 0 || name[0] == '.':
 		case mask&unix.IN_OPEN != 0:
-			b.events = append(b.events, event{op: opened, name: string(bytes.TrimRight(name, "\x00"))})
+			b.events = append(b.events, event{op: opened, name: nameOf(name)})
 		case mask&unix.IN_MODIFY != 0:
-			b.events = append(b.events, event{op: wrote, name: string(bytes.TrimRight(name, "\x00"))})
+			b.events = append(b.events, event{op: wrote, name: nameOf(name)})
 		case mask&unix.IN_ACCESS != 0:
-			b.events = append(b.events, event{op: read, name: string(bytes.TrimRight(name, "\x00"))})
+			b.events = append(b.events, event{op: read, name: nameOf(name)})
 		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
 			n := string(bytes.TrimRight(name, "\x00"))
 			var st unix.Stat_t
