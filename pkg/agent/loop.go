@@ -132,6 +132,8 @@ func (l *loop) takeInRelist(ctx context.Context) {
 	if l.relist.State == types.RelistKnown {
 		l.kubeletRelist, l.kubeletSeen = l.pending, l.pendingSeen
 		l.step(ctx)
+		// After the step: what it recorded is on the stream sinks.
+		l.log.Debug("kubelet relist taken in", "path", l.opts.Path, "at", l.pending)
 	}
 }
 
