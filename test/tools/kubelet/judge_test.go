@@ -518,6 +518,12 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		}
 		t.Logf("line %d: settled in %v", s.line, time.Since(start).Round(100*time.Millisecond))
 	}
+	// podwatch takes a kubelet relist in a moment after it sees it, which
+	// the last barrier's REMOVE may beat (a quick kubelet): what it says of
+	// the relist comes after.
+	if err := pw.waitTakenIn(ctx, k.History().Snapshot()); err != nil {
+		t.Logf("%v: what podwatch says of the kubelet's last relist may be missing", err)
+	}
 	// podwatch follows each change to the runtime: it must end on what the
 	// sandboxes show, the pod running (StaticPodStarted) or, once started,
 	// stopped (StaticPodStopped).
@@ -1089,6 +1095,9 @@ type podwatch struct {
 	// phaseKnown says podwatch's last word on the kubelet's relist phase
 	// was that it is known.
 	phaseKnown bool
+	// takenIn dates the last kubelet relist podwatch took in, by its
+	// folder open.
+	takenIn time.Time
 	// parseMu serialises parse, which decodes only what was printed since
 	// it last ran: parsed holds the Events of the first parsedLen bytes.
 	parseMu   sync.Mutex
@@ -1108,8 +1117,12 @@ func (w logWriter) Write(b []byte) (int, error) {
 	switch {
 	case bytes.Contains(b, []byte(`msg="kubelet relist phase known"`)):
 		w.p.phaseKnown = true
-	case bytes.Contains(b, []byte(`msg="kubelet relist phase unknown"`)):
+	case bytes.Contains(b, []byte(`msg="kubelet relist phase unknown"`)), bytes.Contains(b, []byte(`msg="kubelet relist lost`)):
 		w.p.phaseKnown = false
+	case bytes.Contains(b, []byte(`msg="kubelet relist taken in"`)):
+		if at, ok := logAt(string(b)); ok {
+			w.p.takenIn = at
+		}
 	}
 	return w.p.logs.Write(b)
 }
@@ -1135,13 +1148,11 @@ func (p *podwatch) sweeps() []sweep {
 	var out []sweep
 	for _, line := range strings.Split(text, "\n") {
 		i := strings.Index(line, `msg="full read of the folder`)
-		j := strings.Index(line, " at=")
-		if i < 0 || j < 0 || strings.Contains(line, " opened=0 ") {
+		if i < 0 || strings.Contains(line, " opened=0 ") {
 			continue // a folder open no file open followed: a listing
 		}
-		stamp, _, _ := strings.Cut(line[j+len(" at="):], " ")
-		at, err := time.Parse(time.RFC3339Nano, stamp)
-		if err != nil {
+		at, ok := logAt(line)
+		if !ok {
 			continue
 		}
 		msg, _, _ := strings.Cut(line[i+len(`msg="full read of the folder`):], `"`)
@@ -1152,6 +1163,54 @@ func (p *podwatch) sweeps() []sweep {
 		out = append(out, sweep{at, what})
 	}
 	return out
+}
+
+// logAt is the time a podwatch log line gives as its at attribute.
+func logAt(line string) (time.Time, bool) {
+	_, v, ok := strings.Cut(line, " at=")
+	if !ok {
+		return time.Time{}, false
+	}
+	stamp, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+	at, err := time.Parse(time.RFC3339Nano, stamp)
+	return at, err == nil
+}
+
+// takeInTimeout bounds the wait for podwatch to take in the kubelet's
+// last relist: a few of the suite's periods, should the detector miss
+// one.
+const takeInTimeout = 10 * time.Second
+
+// waitTakenIn returns once podwatch has taken in the kubelet's last relist
+// in snap, or a later one (the kubelet's log line dates a relist a little
+// after the folder open podwatch dates it by), or no longer knows the
+// phase (its own relist stands in, which it takes in at once).
+func (p *podwatch) waitTakenIn(ctx context.Context, snap kubelet.Snapshot) error {
+	var last time.Time
+	for _, r := range snap.Relists {
+		if !r.Missing && r.Began.After(last) {
+			last = r.Began
+		}
+	}
+	if last.IsZero() {
+		return nil
+	}
+	want := last.Add(-armEarly)
+	ctx, cancel := context.WithTimeout(ctx, takeInTimeout)
+	defer cancel()
+	for {
+		p.mu.Lock()
+		ch, known, took := p.logChanged, p.phaseKnown, p.takenIn
+		p.mu.Unlock()
+		if !known || !took.Before(want) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("podwatch took in no kubelet relist since %s: %w", want.Format("15:04:05.000"), ctx.Err())
+		}
+	}
 }
 
 // waitPhaseKnown returns once podwatch last logged the kubelet's relist
