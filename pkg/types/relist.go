@@ -108,12 +108,11 @@ type RelistWrite struct {
 	// it was recognised). Alone, the relist read the content from before
 	// it; a write to the file the relist opened last, with no read of it
 	// queued between, is Before too, as the relist may not have read it
-	// yet. But
-	// the relist's open of the last file completes it, so a write to that
-	// file found after that batch is not placed, though the relist may
-	// have been between its open and its read, or the open taken for the
-	// relist's the writer's own. With Before, the relist read one of the
-	// writes' contents, or a part.
+	// yet. But the relist's open of the last file completes it, so a write
+	// to that file found after that batch is not placed, though the
+	// relist may have been between its open and its read, or the open
+	// taken for the relist's the writer's own. With Before, the relist
+	// read one of the writes' contents, or a part.
 	After bool
 }
 

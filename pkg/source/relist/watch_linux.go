@@ -21,9 +21,9 @@ import (
 
 const (
 	// The folder: opens of it and in it, reads and writes in it (to order
-	// each write against a relist's open and read of the file), names coming and going (so
-	// that the detector knows what the folder held at each open of it, and
-	// which names changed since), and its own end.
+	// each write against a relist's open and read of the file), names
+	// coming and going (so that the detector knows what the folder held
+	// at each open of it, and which names changed since), and its own end.
 	dirMask = unix.IN_OPEN | unix.IN_ACCESS | unix.IN_MODIFY | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
 	// The parent: only the folder's own name coming and going matters, so
@@ -234,10 +234,10 @@ func (w *inotifyWatch) empty() (time.Time, bool) {
 }
 
 // parse keeps, in order, the opens of the folder (name "") and of its
-// non-dot entries that are not folders, reads of and writes to those, and those names
-// coming and going
-// (a name that came is looked up at once: whether it is a regular file
-// now), and whether events were lost or the folder's watch ended.
+// non-dot entries that are not folders, reads of and writes to those, and
+// those names coming and going (a name that came is looked up at once:
+// whether it is a regular file now), and whether events were lost or the
+// folder's watch ended.
 func (w *inotifyWatch) parse(buf []byte) batch {
 	var b batch
 	// A file's read follows its open: the name of the event before is
