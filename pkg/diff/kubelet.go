@@ -623,6 +623,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 				v.back = map[string]displaced{}
 			}
 			v.back[key] = b
+			delete(back, key)
 		}
 	}
 	ran := make(map[string]ranFrom, len(store))
@@ -631,7 +632,7 @@ func (v *kubeletView) tookBack(snap types.Snapshot, store map[string]string, at 
 		if f := lookup(snap.Files, name); f != nil && validPod(f) {
 			r.config = f.Pod.Config
 		}
-		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() && !displacedAfter(b, at) &&
+		if b, ok := back[key]; ok && b.ok && !b.since.IsZero() &&
 			b.ran.file == r.file && b.ran.config == r.config && r.config != "" {
 			if v.takenBack == nil {
 				v.takenBack = map[string]takenBack{}
