@@ -543,11 +543,15 @@ func (c *computation) remove(key string, p PodState, why string) {
 	var since time.Time
 	effect := "the kubelet stops it"
 	file := p.File
+	by, dropped := c.kv.dropped[key]
+	young := dropped && by != p.File && c.young(by)
+	if w, ok := c.kv.waiting[key]; ok && !dropped {
+		by, dropped, young = w.by, true, w.young
+	}
 	if why == "" {
 		f := c.file(p.File)
-		by, dropped := c.kv.dropped[key]
 		switch {
-		case dropped && by != p.File && c.young(by):
+		case young:
 			// The kubelet took by in only if it read it before it went,
 			// a race: podwatch never said it did. The REMOVE waits; a
 			// file that gives the pod back meanwhile makes it an UPDATE
@@ -573,7 +577,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 			c.kv.hold(key, p)
 		case f == nil:
 			why = p.File + " was removed"
-			if _, back := c.kv.dropped[key]; !back || relistWinner(c.snap.Files, key) == nil {
+			if !dropped || relistWinner(c.snap.Files, key) == nil {
 				typ = v1.EventTypeNormal
 			}
 		case f.Err != nil:
@@ -594,10 +598,10 @@ func (c *computation) remove(key string, p PodState, why string) {
 			effect = c.atRelist("the kubelet stops it")
 		}
 	}
-	if way := c.onTheWay(key, p.File, c.kv.dropped[key]); way != "" {
+	if way := c.onTheWay(key, p.File, by); way != "" {
 		why += "; " + way
 	}
-	if _, ok := c.kv.dropped[key]; ok {
+	if dropped {
 		// Dropped on a watch event while another file defines the pod: it
 		// is back at the relist.
 		if w := relistWinner(c.snap.Files, key); w != nil {
@@ -606,9 +610,13 @@ func (c *computation) remove(key string, p PodState, why string) {
 	}
 	// A pod a deleted name took with it is gone at once, not the end of
 	// an editor's save: the kubelet stops it on the event.
-	if by, ok := c.kv.dropped[key]; (!ok || by == p.File || unsure) && !c.settled("pod/"+key, since) {
+	if (!dropped || by == p.File || unsure) && !c.settled("pod/"+key, since) {
+		if dropped {
+			c.kv.wait(key, by, young)
+		}
 		return
 	}
+	delete(c.kv.waiting, key)
 	c.ownPods()
 	delete(c.next.Pods, key)
 	c.emit(types.Change{
@@ -697,6 +705,7 @@ func (c *computation) settleOwed() {
 	unpending(c.kv.replayDrop, p)
 	unpending(c.kv.passed, p)
 	unpending(c.kv.droppedOnWay, p)
+	unpending(c.kv.waiting, p)
 }
 
 // unpending deletes from m, keyed by pod, each pod no change waits for.

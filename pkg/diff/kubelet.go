@@ -45,6 +45,10 @@ type kubeletView struct {
 	// watch event, the deleted file that did it. A recheck of the same
 	// snapshot keeps it, and passed, for the changes held back until then.
 	dropped map[string]string
+	// waiting holds, per key whose REMOVE a drop caused and that waits to
+	// settle, that drop (see wait): in a busy folder another file's
+	// snapshot, which clears dropped, may come before the REMOVE is due.
+	waiting map[string]waitingDrop
 	// went holds, per name whose going the watch took in since the last
 	// relist, the key it last gave and when podwatch first read it, if the
 	// watch created it since (see goneAfter).
@@ -204,7 +208,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
-	n.went = maps.Clone(v.went)
+	n.went, n.waiting = maps.Clone(v.went), maps.Clone(v.waiting)
 	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
@@ -490,6 +494,22 @@ func addNames(m map[string][]string, key string, names []string) map[string][]st
 		m[key] = append(slices.Clip(m[key]), name)
 	}
 	return m
+}
+
+// waitingDrop is the watch event that dropped a pod whose REMOVE waits:
+// the name whose going did it, and whether the kubelet read that name
+// before it went was a race when the step took it in (computation.young).
+type waitingDrop struct {
+	by    string
+	young bool
+}
+
+// wait keeps, until key's REMOVE goes out, the drop that causes it.
+func (v *kubeletView) wait(key, by string, young bool) {
+	if v.waiting == nil {
+		v.waiting = map[string]waitingDrop{}
+	}
+	v.waiting[key] = waitingDrop{by: by, young: young}
 }
 
 // owe notes name as one that may have given key's pod on the way.
