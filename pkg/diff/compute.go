@@ -633,7 +633,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 // written in pieces (partial, see midway.go). It names too the files
 // the kubelet may have read on the way, a race podwatch cannot see: those
 // the view owes key (an unread file renamed onto its file), and the file
-// the store gave key when the step began, gone from it since, when no
+// the store gave key when a step began, gone from it since, when no
 // message said the pod ran from it (published, its file; except, one the
 // message names already).
 func (c *computation) onTheWay(key, published, except string) string {
@@ -646,8 +646,10 @@ func (c *computation) onTheWay(key, published, except string) string {
 			may = append(may, name)
 		}
 	}
-	if from := c.kv.from[key]; from != "" && from != published && from != except && !slices.Contains(mid, from) && !slices.Contains(may, from) {
-		may = append(may, from)
+	for _, from := range c.kv.from[key] {
+		if from != published && from != except && !slices.Contains(mid, from) && !slices.Contains(may, from) {
+			may = append(may, from)
+		}
 	}
 	if len(mid)+len(may)+part.n == 0 {
 		return ""
@@ -706,6 +708,7 @@ func (c *computation) settleOwed() {
 	unpending(c.kv.passed, p)
 	unpending(c.kv.droppedOnWay, p)
 	unpending(c.kv.waiting, p)
+	unpending(c.kv.from, p)
 }
 
 // unpending deletes from m, keyed by pod, each pod no change waits for.
@@ -966,6 +969,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.replayDrop, key)
 		delete(c.kv.passed, key)
 		delete(c.kv.droppedOnWay, key)
+		delete(c.kv.from, key)
 	}
 	c.bounded = false
 	c.changes = append(c.changes, ch)

@@ -82,13 +82,14 @@ type kubeletView struct {
 	//   - owed holds, per key, the names that may have given its pod on
 	//     the way, which no message has named yet (see
 	//     computation.onTheWay);
-	//   - from holds, per step and per key an event touched, the file the
-	//     store gave it before.
+	//   - from holds, per key an event touched, the file the store gave
+	//     it when each step began, until a message says the key (a change
+	//     may wait a step or more to settle).
 	born, goneBorn map[string]time.Time
 	unread         map[string]bool
 	lastGone       string
 	owed           map[string][]string
-	from           map[string]string
+	from           map[string][]string
 	// midway, halves and partial follow a file written in pieces while
 	// open (see midway.go): per name, the events podwatch took in while
 	// it was open, and the UPDATEs it said from a part; per key, the reads
@@ -257,7 +258,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 	// bounced and fixed stay until the changes they word went out (see
 	// settleOwed): in a busy folder another file's snapshot may come
 	// before the ADD they word is due.
-	v.dropped, v.goneBorn, v.from, v.takenBack, v.wentBack = nil, nil, nil, nil, nil
+	v.dropped, v.goneBorn, v.takenBack, v.wentBack = nil, nil, nil, nil
 	v.at = snap.Time
 	if snap.PathErr != nil && !errors.Is(snap.PathErr, fs.ErrNotExist) {
 		// podwatch cannot tell what the kubelet reads: the next snapshot
@@ -421,10 +422,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 	v.lastGone, v.lastRenamed = gone, renamed
 	for key, t := range trail {
 		if t[0] != "" && t[0] != t[len(t)-1] {
-			if v.from == nil {
-				v.from = map[string]string{}
-			}
-			v.from[key] = t[0]
+			v.from = addNames(v.from, key, t[:1])
 		}
 	}
 	for key, t := range trail {
