@@ -598,7 +598,13 @@ func (c *computation) remove(key string, p PodState, why string) {
 			effect = c.atRelist("the kubelet stops it")
 		}
 	}
-	if way := c.onTheWay(key, p.File, by); way != "" {
+	// A name new and gone at once drops the pod only if the kubelet read
+	// it first: then taking it in was a restart on the way as well.
+	except := by
+	if young {
+		except = ""
+	}
+	if way := c.onTheWay(key, p.File, except); way != "" {
 		why += "; " + way
 	}
 	if dropped {
