@@ -140,7 +140,8 @@ func amended(msg string) int {
 // kubelet's that podwatch said may happen on the way to it, and no more;
 // an op podwatch said the kubelet may skip may match none, and one it said
 // a deletion may follow may be followed by a REMOVE and an ADD (or the two
-// as one UPDATE, when the sync loop takes them within a second). For that
+// as one UPDATE, when the sync loop takes them within a second). An UPDATE
+// said with the file source behind may come as a REMOVE and an ADD. For that
 // same reason a REMOVE podwatch said, and the ADD it said next, may match
 // one UPDATE of the kubelet's: decided reads a REMOVE and an ADD line
 // within a second as one, and a pod dropped on a watch event just before
@@ -169,6 +170,12 @@ func covers(said []claim, loop []string) bool {
 			return false
 		}
 		if loop[k] == "UPDATE" && s.op == "REMOVE" && len(said) > 1 && said[1].op == "ADD" && covers(said[2:], loop[k+1:]) {
+			return true
+		}
+		// A file source behind may take the change's events seconds
+		// apart with a relist between, which reads a part and drops the
+		// pod: the UPDATE comes as that drop and the start of the whole.
+		if s.op == "UPDATE" && s.mayMore == anyMore && loop[k] == "REMOVE" && k+1 < len(loop) && loop[k+1] == "ADD" && covers(said[1:], loop[k+2:]) {
 			return true
 		}
 		if loop[k] == s.op {
@@ -218,6 +225,7 @@ func TestMayRestartCovers(t *testing.T) {
 	rmMay, addMay := claim{"REMOVE", 0, true, false}, claim{"ADD", 0, true, false}
 	// The kubelet's file source behind: no count bounds the restarts.
 	behindU, behindRm := claim{"UPDATE", anyMore, false, false}, claim{"REMOVE", anyMore, false, false}
+	halfBehind := claim{"UPDATE", anyMore, true, false}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -229,6 +237,13 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, u, u, behindRm, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, true},
 		{[]claim{add, behindU}, []string{"ADD", "UPDATE", "REMOVE"}, false},
+		// chunked-slow with the file source behind: a relist read a part
+		// and dropped the pod, and the whole started it seconds later;
+		// not without the hedge, nor with a restart more.
+		{[]claim{add, halfBehind, behindU}, []string{"ADD", "REMOVE", "ADD"}, true},
+		{[]claim{add, behindU}, []string{"ADD", "REMOVE", "ADD"}, true},
+		{[]claim{add, half, u}, []string{"ADD", "REMOVE", "ADD"}, false},
+		{[]claim{add, behindU}, []string{"ADD", "REMOVE", "ADD", "REMOVE"}, false},
 		// editor-emacs with the file source behind: a drop on the way
 		// and the start a relist made seconds later.
 		{[]claim{add, behindU, behindU}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "REMOVE", "ADD", "UPDATE"}, true},
