@@ -506,7 +506,8 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if maySkip {
 		parts = append(parts, fmt.Sprintf("read while %s was still open for writing: the kubelet may read only the whole and skip this restart", f.Name))
 	}
-	if !c.snap.Single && shadowed(c.snap.Files, f) {
+	shadow := !c.snap.Single && shadowed(c.snap.Files, f)
+	if shadow {
 		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
 	}
 	effect := "the kubelet gives the pod a new UID and restarts it"
@@ -519,6 +520,9 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
+	if w := relistWinner(c.snap.Files, key); shadow && w != nil {
+		c.kv.oweReturn(key, f.Name, w.Name)
+	}
 }
 
 // takeBack is the window of a change to f's pod that a relist podwatch
@@ -657,7 +661,8 @@ func (c *computation) onTheWay(key, published, except string) string {
 			may = append(may, from)
 		}
 	}
-	if len(mid)+len(may)+part.n == 0 {
+	back := c.owedReturnBefore(key)
+	if len(mid)+len(may)+part.n == 0 && back == "" {
 		return ""
 	}
 	var took []string
@@ -679,7 +684,16 @@ func (c *computation) onTheWay(key, published, except string) string {
 		}
 		took = append(took, read)
 	}
-	return fmt.Sprintf("on the way the kubelet's watch %s, so it may restart the pod %s before this", strings.Join(took, " and "), times(len(drops)+len(mid)+len(may)+part.n))
+	n := len(drops) + len(mid) + len(may) + part.n
+	var way []string
+	if len(took) > 0 {
+		way = append(way, "the kubelet's watch "+strings.Join(took, " and "))
+	}
+	if back != "" {
+		n++
+		way = append(way, fmt.Sprintf("a relist of the kubelet's podwatch has not seen yet may have run it from %s again first (the second restart said before)", back))
+	}
+	return fmt.Sprintf("on the way %s, so it may restart the pod %s before this", strings.Join(way, ", and "), times(n))
 }
 
 // young says whether name, gone in this step, was created on the watch
@@ -976,6 +990,7 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.passed, key)
 		delete(c.kv.droppedOnWay, key)
 		delete(c.kv.from, key)
+		delete(c.kv.returnOwed, key)
 	}
 	c.bounded = false
 	c.changes = append(c.changes, ch)

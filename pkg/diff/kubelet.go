@@ -49,6 +49,11 @@ type kubeletView struct {
 	// settle, that drop (see wait): in a busy folder another file's
 	// snapshot, which clears dropped, may come before the REMOVE is due.
 	waiting map[string]waitingDrop
+	// returnOwed holds, per key a shadowed file's UPDATE said runs from
+	// it until the next relist, the return that relist makes, until
+	// podwatch takes a relist in or says the key again (see
+	// returnowed.go).
+	returnOwed map[string]owedReturn
 	// went holds, per name whose going the watch took in since the last
 	// relist, the key it last gave and when podwatch first read it, if the
 	// watch created it since (see goneAfter).
@@ -209,7 +214,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
-	n.went, n.waiting = maps.Clone(v.went), maps.Clone(v.waiting)
+	n.went, n.waiting, n.returnOwed = maps.Clone(v.went), maps.Clone(v.waiting), maps.Clone(v.returnOwed)
 	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
@@ -678,6 +683,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	// what this relist replaces.
 	unlisted := v.bornUnlisted(snap)
 	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop, v.lastRenamed = nil, nil, nil, "", nil, nil, ""
+	v.returnOwed = nil // said as this relist is taken in
 	went := v.goneAfter(snap)
 	v.went = nil
 	if snap.PathErr != nil {
