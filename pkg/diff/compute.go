@@ -425,6 +425,9 @@ func (c *computation) started(key string, f *types.File) (string, bool) {
 	if s := c.fixedStarted(key, f); s != "" {
 		return s, true
 	}
+	if s := c.racedStart(key, f); s != "" {
+		return s, true
+	}
 	b := c.kv.bounced[key]
 	return b.started(), b.file != "" && b.may
 }
@@ -542,7 +545,7 @@ func (c *computation) takeBack(key string, f *types.File, fileChanged bool) type
 }
 
 func (c *computation) remove(key string, p PodState, why string) {
-	unsure := false
+	unsure, maySkip := false, false
 	typ := v1.EventTypeWarning
 	var since time.Time
 	effect := "the kubelet stops it"
@@ -588,6 +591,9 @@ func (c *computation) remove(key string, p PodState, why string) {
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
+			if raced := c.racedRemove(key, p.File); raced != "" {
+				effect, maySkip = raced, true
+			}
 			if from, full := c.invalidPeriod(p.File); full {
 				effect = fmt.Sprintf("it has been for a full relist period (%s) since %s, so a relist of the kubelet's fell within that time, and stopped it; podwatch did not see that relist, so this time is an estimate",
 					c.opts.RelistPeriod, from.UTC().Format(time.RFC3339Nano))
@@ -630,7 +636,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	c.ownPods()
 	delete(c.next.Pods, key)
 	c.emit(types.Change{
-		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since,
+		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: maySkip,
 		ID:      changeID(key, types.OpRemove, nil),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})

@@ -54,6 +54,9 @@ type kubeletView struct {
 	// podwatch takes a relist in or says the key again (see
 	// returnowed.go).
 	returnOwed map[string]owedReturn
+	// raced holds, per key the relist last taken in dropped for a write
+	// on both sides of its read of the file, that drop (see racedrop.go).
+	raced map[string]racedDrop
 	// went holds, per name whose going the watch took in since the last
 	// relist, the key it last gave and when podwatch first read it, if the
 	// watch created it since (see goneAfter).
@@ -214,7 +217,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.keys = maps.Clone(v.keys)
 	n.held = maps.Clone(v.held)
 	n.dropped, n.passed, n.droppedOnWay = maps.Clone(v.dropped), maps.Clone(v.passed), maps.Clone(v.droppedOnWay)
-	n.went, n.waiting, n.returnOwed = maps.Clone(v.went), maps.Clone(v.waiting), maps.Clone(v.returnOwed)
+	n.went, n.waiting, n.returnOwed, n.raced = maps.Clone(v.went), maps.Clone(v.waiting), maps.Clone(v.returnOwed), maps.Clone(v.raced)
 	n.lastDrop = maps.Clone(v.lastDrop)
 	n.born, n.goneBorn, n.unread = maps.Clone(v.born), maps.Clone(v.goneBorn), maps.Clone(v.unread)
 	n.owed, n.from = maps.Clone(v.owed), maps.Clone(v.from)
@@ -684,6 +687,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 	unlisted := v.bornUnlisted(snap)
 	v.born, v.unread, v.owed, v.lastGone, v.maybeRead, v.lastDrop, v.lastRenamed = nil, nil, nil, "", nil, nil, ""
 	v.returnOwed = nil // said as this relist is taken in
+	v.raced = nil      // the next relist read the file again
 	went := v.goneAfter(snap)
 	v.went = nil
 	if snap.PathErr != nil {
@@ -862,6 +866,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		v.ran, v.back = nil, nil
 		return
 	}
+	v.raced = racedDrops(v.store, store, written, at)
 	for _, key := range went {
 		delete(store, key)
 		plain = false

@@ -329,3 +329,53 @@ func TestKubeletRelistReadAWriteTakenInWithTheRelistBefore(t *testing.T) {
 		t.Errorf("REMOVE message %q: want the relist that read it", msg)
 	}
 }
+
+// An invalid write on both sides of the relist's read of the file, not
+// fixed before the relist is taken in: that relist may have read the
+// content from before the write (the real kubelet, a clean-clone CI run's
+// invalid-across-relist: its next relist stopped the pod), so the REMOVE
+// names both relists and says the kubelet may skip it, as does the ADD of
+// a fix before the next relist. That relist, taken in, says nothing more.
+func TestKubeletRelistMayHaveKeptAPodForAnInvalidWrite(t *testing.T) {
+	web := pod("web", "img:1")
+	var st State
+	at := t0.Add(50 * time.Second)
+	both := []types.RelistWrite{{Name: "web.yaml", Before: true, After: true}}
+	other := valid("other.yaml", pod("other", "img:1"), t0) // the relist is not an empty one
+	step := func(seq uint64, now, kubelet time.Time, written []types.RelistWrite, changed bool, f types.File) []types.Change {
+		t.Helper()
+		s := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true},
+			KubeletRelist: kubelet, KubeletRelistRead: types.RelistRead{Written: written}, Files: ptrs([]types.File{other, f})}
+		if changed {
+			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
+		}
+		return advanceAll(&st, s, now)
+	}
+	before := at.Add(-20 * time.Second)
+	if got := podOps(step(1, t0, before, nil, false, valid("web.yaml", web, t0))); got != "ADD other.yaml, ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 7: did not find expected ',' or '}'"),
+		ChangedAt: at.Add(14 * time.Millisecond), Complete: true}
+	if got := podOps(step(2, bad.ChangedAt, before, nil, true, bad)); got != "" {
+		t.Fatalf("the invalid write on the watch: %q, want nothing", got)
+	}
+	takeIn := step(2, at.Add(relistLagForTest), at, both, false, bad)
+	if got := podOps(takeIn); got != "REMOVE web.yaml" {
+		t.Fatalf("the relist taken in: %q, want REMOVE", got)
+	}
+	if ch := podChange(takeIn); !ch.MaySkip || !strings.Contains(ch.Message, "at its next relist instead") || !strings.Contains(ch.Message, "may skip this restart") {
+		t.Errorf("REMOVE (may skip: %v) %q: want it to say the next relist may be the one, and that the kubelet may skip it", ch.MaySkip, ch.Message)
+	}
+	fixed := valid("web.yaml", web, at.Add(2*time.Second))
+	chs := step(3, fixed.ChangedAt, at, nil, true, fixed)
+	if got := podOps(chs); got != "ADD web.yaml" {
+		t.Fatalf("the fix on the watch: %q, want ADD", got)
+	}
+	if ch := podChange(chs); !ch.MaySkip || !strings.Contains(ch.Message, "never stopped the pod") {
+		t.Errorf("ADD (may skip: %v) %q: want it to say the kubelet may never have stopped the pod", ch.MaySkip, ch.Message)
+	}
+	if got := podOps(step(3, at.Add(20*time.Second+relistLagForTest), at.Add(20*time.Second), nil, false, fixed)); got != "" {
+		t.Errorf("the next relist taken in: %q, want nothing", got)
+	}
+}
