@@ -425,7 +425,7 @@ func (c *computation) started(key string, f *types.File) (string, bool) {
 	if s := c.fixedStarted(key, f); s != "" {
 		return s, true
 	}
-	if s := c.racedStart(key, f); s != "" {
+	if s := c.racedStart(key, f.Name); s != "" {
 		return s, true
 	}
 	b := c.kv.bounced[key]
@@ -581,6 +581,9 @@ func (c *computation) remove(key string, p PodState, why string) {
 				why = fmt.Sprintf("%s is invalid: %v, and the kubelet's relist found no other valid manifest in %s", p.File, f.Err, c.opts.Path)
 			}
 			effect = c.atRelistThen("the kubelet stops it", ", and starts it again from its last good parse at the next change to a valid manifest")
+			if raced := c.racedRemove(key, p.File); raced != "" {
+				effect, maySkip = raced, true
+			}
 			c.kv.hold(key, p)
 		case f == nil:
 			why = p.File + " was removed"
@@ -902,6 +905,8 @@ func (c *computation) revive(key string, p PodState) {
 	b, bounced := c.kv.bounced[key]
 	if bounced {
 		msg = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s; the kubelet starts it once it has stopped it (at its next housekeeping), unless its next relist drops it first", key, p.File, b.started())
+	} else if s := c.racedStart(key, p.File); s != "" {
+		msg, bounced = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s", key, p.File, s), true
 	}
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: bounced,

@@ -861,12 +861,12 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		}
 		delete(v.keys, name)
 	}
+	v.raced = racedDrops(v.store, store, written, at)
 	if len(store) == 0 && len(v.store) > 0 {
 		v.empty, v.plain = true, false
 		v.ran, v.back = nil, nil
 		return
 	}
-	v.raced = racedDrops(v.store, store, written, at)
 	for _, key := range went {
 		delete(store, key)
 		plain = false

@@ -337,45 +337,79 @@ func TestKubeletRelistReadAWriteTakenInWithTheRelistBefore(t *testing.T) {
 // names both relists and says the kubelet may skip it, as does the ADD of
 // a fix before the next relist. That relist, taken in, says nothing more.
 func TestKubeletRelistMayHaveKeptAPodForAnInvalidWrite(t *testing.T) {
+	// The only manifest, its relist the empty one (the kubelet keeps its
+	// store), or one of two; then fixed, or, still invalid, another file
+	// written, which sends an empty relist's kept store again.
+	for _, tc := range []struct {
+		name      string
+		alone     bool
+		then      string
+		thenWants string
+	}{
+		{"alone, fixed", true, "web.yaml", "ADD web.yaml"},
+		{"with another, fixed", false, "web.yaml", "ADD web.yaml"},
+		{"alone, another file written", true, "z.yaml", "ADD web.yaml, ADD z.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { mayHaveKeptAPod(t, tc.alone, tc.then, tc.thenWants) })
+	}
+}
+
+// mayHaveKeptAPod plays TestKubeletRelistMayHaveKeptAPodForAnInvalidWrite:
+// alone, web.yaml is the folder's only manifest; then names the file
+// written valid after the relist is taken in, and thenWants the ops that
+// write is said with.
+func mayHaveKeptAPod(t *testing.T, alone bool, then, thenWants string) {
 	web := pod("web", "img:1")
 	var st State
 	at := t0.Add(50 * time.Second)
 	both := []types.RelistWrite{{Name: "web.yaml", Before: true, After: true}}
 	other := valid("other.yaml", pod("other", "img:1"), t0) // the relist is not an empty one
-	step := func(seq uint64, now, kubelet time.Time, written []types.RelistWrite, changed bool, f types.File) []types.Change {
+	step := func(seq uint64, now, kubelet time.Time, written []types.RelistWrite, changed string, files ...types.File) []types.Change {
 		t.Helper()
+		if !alone {
+			files = append([]types.File{other}, files...)
+		}
 		s := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true},
-			KubeletRelist: kubelet, KubeletRelistRead: types.RelistRead{Written: written}, Files: ptrs([]types.File{other, f})}
-		if changed {
-			s.Changed, s.Events = []string{f.Name}, []types.WatchEvent{{Name: f.Name}}
+			KubeletRelist: kubelet, KubeletRelistRead: types.RelistRead{Written: written}, Files: ptrs(files)}
+		if changed != "" {
+			s.Changed, s.Events = []string{changed}, []types.WatchEvent{{Name: changed}}
 		}
 		return advanceAll(&st, s, now)
 	}
 	before := at.Add(-20 * time.Second)
-	if got := podOps(step(1, t0, before, nil, false, valid("web.yaml", web, t0))); got != "ADD other.yaml, ADD web.yaml" {
+	want := "ADD other.yaml, ADD web.yaml"
+	if alone {
+		want = "ADD web.yaml"
+	}
+	if got := podOps(step(1, t0, before, nil, "", valid("web.yaml", web, t0))); got != want {
 		t.Fatalf("first list: %q", got)
 	}
 	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("yaml: line 7: did not find expected ',' or '}'"),
 		ChangedAt: at.Add(14 * time.Millisecond), Complete: true}
-	if got := podOps(step(2, bad.ChangedAt, before, nil, true, bad)); got != "" {
+	if got := podOps(step(2, bad.ChangedAt, before, nil, "web.yaml", bad)); got != "" {
 		t.Fatalf("the invalid write on the watch: %q, want nothing", got)
 	}
-	takeIn := step(2, at.Add(relistLagForTest), at, both, false, bad)
+	takeIn := step(2, at.Add(relistLagForTest), at, both, "", bad)
 	if got := podOps(takeIn); got != "REMOVE web.yaml" {
 		t.Fatalf("the relist taken in: %q, want REMOVE", got)
 	}
 	if ch := podChange(takeIn); !ch.MaySkip || !strings.Contains(ch.Message, "at its next relist instead") || !strings.Contains(ch.Message, "may skip this restart") {
 		t.Errorf("REMOVE (may skip: %v) %q: want it to say the next relist may be the one, and that the kubelet may skip it", ch.MaySkip, ch.Message)
 	}
-	fixed := valid("web.yaml", web, at.Add(2*time.Second))
-	chs := step(3, fixed.ChangedAt, at, nil, true, fixed)
-	if got := podOps(chs); got != "ADD web.yaml" {
-		t.Fatalf("the fix on the watch: %q, want ADD", got)
+	files := []types.File{valid("web.yaml", web, at.Add(2*time.Second))}
+	if then != "web.yaml" {
+		files = []types.File{bad, valid(then, pod("z", "img:1"), at.Add(2*time.Second))}
 	}
-	if ch := podChange(chs); !ch.MaySkip || !strings.Contains(ch.Message, "never stopped the pod") {
-		t.Errorf("ADD (may skip: %v) %q: want it to say the kubelet may never have stopped the pod", ch.MaySkip, ch.Message)
+	chs := step(3, at.Add(2*time.Second), at, nil, then, files...)
+	if got := podOps(chs); got != thenWants {
+		t.Fatalf("%s written on the watch: %q, want %q", then, got, thenWants)
 	}
-	if got := podOps(step(3, at.Add(20*time.Second+relistLagForTest), at.Add(20*time.Second), nil, false, fixed)); got != "" {
+	for _, ch := range chs {
+		if ch.File == "web.yaml" && (!ch.MaySkip || !strings.Contains(ch.Message, "never stopped the pod")) {
+			t.Errorf("ADD (may skip: %v) %q: want it to say the kubelet may never have stopped the pod", ch.MaySkip, ch.Message)
+		}
+	}
+	if got := podOps(step(3, at.Add(20*time.Second+relistLagForTest), at.Add(20*time.Second), nil, "", files...)); then == "web.yaml" && got != "" {
 		t.Errorf("the next relist taken in: %q, want nothing", got)
 	}
 }

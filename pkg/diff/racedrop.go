@@ -58,13 +58,13 @@ func (c *computation) racedRemove(key, file string) string {
 		r.at.UTC().Format(time.RFC3339Nano), file)
 }
 
-// racedStart is what an ADD of key from f says the kubelet does after a
-// REMOVE racedRemove worded; "" for any other ADD.
-func (c *computation) racedStart(key string, f *types.File) string {
+// racedStart is what an ADD of key from the file name says the kubelet
+// does after a REMOVE racedRemove worded; "" for any other ADD.
+func (c *computation) racedStart(key, name string) string {
 	r, ok := c.kv.raced[key]
-	if !ok || r.file != f.Name {
+	if !ok || r.file != name {
 		return ""
 	}
 	return fmt.Sprintf("the kubelet's watch starts it again if its relist at %s dropped it; if that relist read %s from before the write, it never stopped the pod, and the kubelet may skip this restart",
-		r.at.UTC().Format(time.RFC3339Nano), f.Name)
+		r.at.UTC().Format(time.RFC3339Nano), name)
 }
