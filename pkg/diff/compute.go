@@ -523,8 +523,11 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		ID:      changeID(key, types.OpUpdate, f),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
-	if w := relistWinner(c.snap.Files, key); shadow && w != nil {
-		c.kv.oweReturn(key, f.Name, w.Name)
+	if shadow {
+		// relistWinner scans the folder: only for a shadowed file.
+		if w := relistWinner(c.snap.Files, key); w != nil {
+			c.kv.oweReturn(key, f.Name, w.Name)
+		}
 	}
 }
 
