@@ -33,6 +33,9 @@ type racedDrop struct {
 // of the relist's read of it, that drop; nil for none.
 func racedDrops(old, now map[string]string, written map[string]types.RelistWrite, at time.Time) map[string]racedDrop {
 	var out map[string]racedDrop
+	if len(written) == 0 {
+		return nil // most relists: no store walk on each
+	}
 	for key, name := range old {
 		w, ok := written[name]
 		if _, kept := now[key]; kept || !ok || !w.Before || !w.After {
