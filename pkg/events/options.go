@@ -74,9 +74,11 @@ type Options struct {
 	// WriteTimeout bounds one Write call to a delivered sink.
 	WriteTimeout time.Duration
 	// TextRepeatInterval is the least time between two text lines on
-	// stdout for one Event whose message did not change (a new Event or a
-	// new message is printed at once). JSON output prints every occurrence.
-	// Negative: text prints every occurrence too. Read it through
+	// stdout for one problem's Event (types.IsProblem) whose message did not
+	// change and with no change printed in between (a new Event, a new
+	// message or a line after a change is printed at once). Every change is
+	// printed; JSON output prints every occurrence. Negative: text prints
+	// every occurrence of a problem too. Read it through
 	// EffectiveTextRepeatInterval; the Recorder does not use it, the stream
 	// sink does.
 	TextRepeatInterval time.Duration
@@ -111,7 +113,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.WriteTimeout, "event-write-timeout", o.WriteTimeout,
 		"Timeout of one write to a delivered sink.")
 	fs.DurationVar(&o.TextRepeatInterval, "event-text-repeat-interval", o.TextRepeatInterval,
-		"With --output text, least time between two lines for the same Event while its message stays the same; a new Event or message is printed at once (negative: every occurrence). --output json prints every occurrence.")
+		"With --output text, least time between two lines for the same problem (a leftover .bak, an invalid file: reported at every relist) while its message stays the same and no change is printed; every change is printed (negative: every occurrence). --output json prints every occurrence.")
 }
 
 // Validate reports options New would reject. Zero values are valid: they

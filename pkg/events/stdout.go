@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // Output formats of the stream sink.
@@ -27,9 +29,12 @@ var errRepeatHeld = errors.New("events: repeat held back")
 // StreamSink writes Event writes as lines: JSON (a v1 Event as kubectl get
 // event -o json shows it), one per occurrence, or readable text. Text goes
 // to a journal that people read, where an ongoing problem reported at every
-// relist would drown the rest: a text line is printed when its Event is new
-// or its message changed, and otherwise at most once per repeat interval,
-// with the count reached.
+// relist would drown the rest, while a change missing from it would leave a
+// false last word on its pod. So in text every occurrence of a change (any
+// reason but a problem's, see types.IsProblem) is printed, and a problem's
+// line is printed when its Event is new, its message changed or a change was
+// printed since its last line, and otherwise at most once per repeat
+// interval, with the count reached.
 type StreamSink struct {
 	w      io.Writer
 	format string
@@ -37,20 +42,27 @@ type StreamSink struct {
 	clk    clock.PassiveClock
 
 	mu        sync.Mutex
-	printed   map[string]printedLine // by namespace/name of the Event
+	printed   map[string]printedLine // problems, by namespace/name of the Event
+	changes   uint64                 // change lines printed so far
 	lastSweep time.Time
 }
 
-// printedLine is the last text line printed for one Event.
+// printedLine is the last text line printed for one problem's Event.
 type printedLine struct {
 	at      time.Time
 	message string
+	// changes is StreamSink.changes when the line was printed. A change
+	// since then may be the problem's fix (the ADD of a file whose typo was
+	// fixed, on the pod, while the InvalidManifest is on the node), so the
+	// problem's next line is said again after it rather than held back
+	// behind a line that says the opposite.
+	changes uint64
 }
 
 // NewStreamSink returns a sink writing format (OutputText or OutputJSON) to
-// w. In text, an Event whose message stays the same is printed again at most
-// once per repeat (0: DefaultTextRepeatInterval; negative: every
-// occurrence), as told by clk (nil: the real clock).
+// w. In text, a problem's Event whose message stays the same is printed
+// again at most once per repeat (0: DefaultTextRepeatInterval; negative:
+// every occurrence), as told by clk (nil: the real clock).
 func NewStreamSink(w io.Writer, format string, repeat time.Duration, clk clock.PassiveClock) (*StreamSink, error) {
 	if format != OutputText && format != OutputJSON {
 		return nil, fmt.Errorf("events: unknown output format %q (want %s or %s)", format, OutputText, OutputJSON)
@@ -93,14 +105,18 @@ func (s *StreamSink) due(ev *v1.Event) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !types.IsProblem(ev.Reason) {
+		s.changes++
+		return true
+	}
 	now := s.clk.Now()
 	s.sweep(now)
 	id := ev.Namespace + "/" + ev.Name
 	last, ok := s.printed[id]
-	if ok && last.message == ev.Message && now.Sub(last.at) < s.repeat {
+	if ok && last.message == ev.Message && last.changes == s.changes && now.Sub(last.at) < s.repeat {
 		return false
 	}
-	s.printed[id] = printedLine{at: now, message: ev.Message}
+	s.printed[id] = printedLine{at: now, message: ev.Message, changes: s.changes}
 	return true
 }
 
