@@ -103,7 +103,7 @@ func TestCheckScenarios(t *testing.T) {
 			name:  "invalid manifests",
 			paths: []string{"invalid"},
 			want: []string{
-				"invalid/kube-controller-manager.yaml:9: error: yaml: line 9: mapping values are not allowed in this context",
+				"invalid/kube-controller-manager.yaml:9: error: yaml: mapping values are not allowed in this context",
 				`invalid/kube-scheduler.yaml:7: error: spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
 			},
 			summary: "3 files checked: 2 errors, 0 warnings",

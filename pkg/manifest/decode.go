@@ -164,6 +164,11 @@ func (d *decoder) syntaxError(err error) *Error {
 		msg = "yaml: a mapping key is itself a mapping or a sequence"
 	}
 	line := yamlErrorLine(err)
+	if line > 0 {
+		// Error prints the line itself, so the parser's own mention of it
+		// would say it twice.
+		msg = strings.Replace(msg, "line "+strconv.Itoa(line)+": ", "", 1)
+	}
 	if line == 0 && d.root != nil {
 		line = 1
 	}

@@ -2,6 +2,9 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,7 +126,7 @@ func TestDecodeRejectsNonPods(t *testing.T) {
 		{"deployment", "apiVersion: v1\nkind: Deployment\n", `kind: Unsupported value: "Deployment"`, 2},
 		{"pod list", "apiVersion: v1\nkind: PodList\nitems: []\n", `kind: Unsupported value: "PodList"`, 2},
 		{"yaml syntax", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [a\n", "yaml:", 0},
-		{"tab indentation", "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: a\n", "yaml: line 4", 4},
+		{"tab indentation", "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: a\n", "yaml: found character that cannot start any token", 4},
 		{"flow mapping read as JSON", "{apiVersion: v1, kind: Pod}\n", "invalid JSON", 1},
 		{"json syntax", "{\"apiVersion\": \"v1\",\n\"kind\": \"Pod\",\n}\n", "invalid JSON", 3},
 		{"json trailing document", `{"apiVersion":"v1","kind":"Pod"} {"a":1}`, "invalid JSON", 1},
@@ -279,3 +282,31 @@ func TestImageTag(t *testing.T) {
 }
 
 const hex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// A YAML syntax error names its line once: Error prints it, so the parser's
+// own "line N:" must not follow it.
+func TestDecodeYAMLSyntaxErrorSaysLineOnce(t *testing.T) {
+	files, err := filepath.Glob("testdata/syntax/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/syntax files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := mustFail(t, string(data))
+			if e.Line == 0 {
+				t.Fatalf("no line for %q", e.Error())
+			}
+			prefix := fmt.Sprintf("line %d: yaml: ", e.Line)
+			if !strings.HasPrefix(e.Error(), prefix) {
+				t.Errorf("Error() = %q, want it to start with %q", e.Error(), prefix)
+			}
+			if n := strings.Count(e.Error(), "line "); n != 1 {
+				t.Errorf("Error() = %q names a line %d times, want once", e.Error(), n)
+			}
+		})
+	}
+}
