@@ -923,10 +923,16 @@ func (c *computation) watchProblem() {
 	if w.Up || w.Err == nil {
 		return
 	}
+	msg := fmt.Sprintf("cannot watch %s: %v; changes are seen at the next relist (every %s) while podwatch retries the watch",
+		c.opts.Path, w.Err, c.opts.RelistPeriod)
+	if errors.Is(w.Err, fs.ErrNotExist) {
+		// Neither the kubelet nor podwatch waits for a relist here: both
+		// try a missing path's watch again on a short period.
+		msg = fmt.Sprintf("cannot watch %s: it does not exist; like the kubelet, podwatch tries again every %s, so what is created there is taken in within about %s",
+			c.opts.Path, types.MissingPathRetry, types.MissingPathRetry)
+	}
 	c.problem("watch", time.Time{}, true, types.Change{
-		Type: v1.EventTypeWarning, Reason: types.ReasonWatchDegraded, Object: c.node(),
-		Message: fmt.Sprintf("cannot watch %s: %v; changes are seen at the next relist (every %s) while podwatch retries the watch",
-			c.opts.Path, w.Err, c.opts.RelistPeriod),
+		Type: v1.EventTypeWarning, Reason: types.ReasonWatchDegraded, Object: c.node(), Message: msg,
 	})
 }
 

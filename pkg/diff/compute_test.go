@@ -599,3 +599,20 @@ func TestUpdateNamesListIndex(t *testing.T) {
 		})
 	}
 }
+
+// A missing folder's watch is tried again every second, by the kubelet as by
+// podwatch: the message must not send the reader to the relist.
+func TestWatchDegradedMissingPathSaysTheRetry(t *testing.T) {
+	s := snap(true)
+	s.PathErr = fmt.Errorf("stat /m: %w", fs.ErrNotExist)
+	s.Watch = types.WatchStatus{Err: fmt.Errorf("stat /m: %w", fs.ErrNotExist)}
+	_, st, recheck := Compute(State{}, s, t0, testOpts)
+	chs, _, _ := Compute(st, s, recheck, testOpts)
+	if reasons(chs) != types.ReasonWatchDegraded+","+types.ReasonPathMissing {
+		t.Fatalf("changes [%s], want WatchDegraded,ManifestPathMissing", reasons(chs))
+	}
+	c := chs[0]
+	if strings.Contains(c.Message, "relist") || !strings.Contains(c.Message, "does not exist") || !strings.Contains(c.Message, "every 1s") {
+		t.Fatalf("message %q; want the 1s retry of a missing path, not the relist", c.Message)
+	}
+}

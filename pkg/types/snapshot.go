@@ -134,6 +134,11 @@ type File struct {
 	Complete bool
 }
 
+// MissingPathRetry is how often the watch of a missing manifest path is
+// tried again, as the kubelet tries its own: a path created there is
+// watched within about this long, without waiting for a relist.
+const MissingPathRetry = time.Second
+
 // WatchStatus says whether changes are seen as they happen or only by
 // listing every FileCheckFrequency.
 type WatchStatus struct {

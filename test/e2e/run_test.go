@@ -278,6 +278,37 @@ func TestRunDirectoryDeletedAndRecreated(t *testing.T) {
 	}
 }
 
+// A folder that does not exist yet is tried again every second, as the
+// kubelet tries its own watch: WatchDegraded says so, not "the next
+// relist", and a folder created there is taken in within about a second
+// though the relist is 20 s away.
+func TestRunMissingDirectoryWatchedOnceCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	a := startAgent(t, dir, func(o *agent.Options) { o.Source.FileCheckFrequency = 20 * time.Second })
+	wd := a.waitEvent("WatchDegraded", dir)
+	if strings.Contains(wd.Message, "relist") || !strings.Contains(wd.Message, "tries again every 1s") {
+		t.Errorf("WatchDegraded for a missing folder = %q; want the 1s retry, not the relist", wd.Message)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	deadline := created.Add(5 * time.Second)
+	for a.count("StaticPodAdded") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("created folder not taken in within 5s:\n%s", a.dump())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// About a second, with room for a loaded machine; the relist is 20s off.
+	if took := time.Since(created); took > 3*time.Second {
+		t.Errorf("created folder taken in after %v; want about a second", took)
+	} else {
+		t.Logf("created folder taken in after %v", took)
+	}
+}
+
 func TestRunSymlinkedDirectorySwap(t *testing.T) {
 	root := t.TempDir()
 	v1dir, v2dir := filepath.Join(root, "v1"), filepath.Join(root, "v2")

@@ -15,7 +15,7 @@ const watchID = "watch"
 
 // missingRetry is how often a missing path is tried again; as in the kubelet,
 // a missing path does not grow the backoff.
-const missingRetry = time.Second
+const missingRetry = types.MissingPathRetry
 
 // maxDrain bounds how many queued batches are folded into one Snapshot, so a
 // never-ending stream of events still yields Snapshots.
