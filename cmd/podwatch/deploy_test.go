@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -136,4 +137,39 @@ func TestDaemonSetFlagsParse(t *testing.T) {
 			t.Errorf("%s: podwatch %s: exit %d", name, strings.Join(args, " "), code)
 		}
 	}
+}
+
+// The DaemonSet's image is imported on each node (make image, ctr import),
+// not pulled: a pull policy left out defaults to Always for a :latest or
+// untagged image, and the pull then fails. The policy must be written out,
+// and not Always, for an image named without a registry.
+func TestDaemonSetPullPolicyExplicit(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
+		t.Fatalf("20-daemonset.yaml: %v", err)
+	}
+	cs := append(slices.Clip(ds.Spec.Template.Spec.InitContainers), ds.Spec.Template.Spec.Containers...)
+	if len(cs) == 0 {
+		t.Fatal("no containers in the DaemonSet")
+	}
+	for _, c := range cs {
+		if c.ImagePullPolicy == "" {
+			t.Errorf("container %s (image %s): no imagePullPolicy; the API server would default it", c.Name, c.Image)
+			continue
+		}
+		if c.ImagePullPolicy == corev1.PullAlways && !fromRegistry(c.Image) {
+			t.Errorf("container %s: image %s names no registry but is pulled Always", c.Name, c.Image)
+		}
+	}
+}
+
+// fromRegistry says whether ref names a registry host, as the first part of
+// a reference does when it holds a dot or a port or is localhost.
+func fromRegistry(ref string) bool {
+	host, _, ok := strings.Cut(ref, "/")
+	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
 }
