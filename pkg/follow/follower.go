@@ -65,8 +65,9 @@ type Follower struct {
 	obs  Observer // nil: nobody observes
 	// mirrors reads the mirror pods, nil without an API server.
 	mirrors MirrorPods
-	// source names what rt reads, for the messages.
-	source string
+	// source names what rt reads, for the messages; sandbox names what
+	// stands for the pod's sandbox in them.
+	source, sandbox string
 	// grain is how much earlier than the time rt gives a sandbox may have
 	// been created: zero for the runtime, just under a second for mirror
 	// pods, whose times are whole seconds taken as the last instant.
@@ -133,6 +134,7 @@ func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit 
 	f := &Follower{
 		opts: opts.withDefaults(), rt: rt, clk: clk, log: log, emit: emit, obs: obs,
 		source:  "the container runtime",
+		sandbox: "sandbox",
 		wake:    make(chan struct{}, 1),
 		poke:    make(chan struct{}, 1),
 		targets: map[string]*target{},
@@ -340,7 +342,7 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 		why = fmt.Sprintf("%s does not answer (%v)", f.source, f.runtimeErr)
 		cause = types.CauseRuntimeUnavailable
 	case t.ch.Op == types.OpRemove:
-		done, why = stopped(obs, key)
+		done, why = stopped(obs, key, f.sandbox)
 		cause, took = types.CauseStillRunning, now.Sub(t.at)
 	default:
 		done, why, cause, took = f.started(ctx, key, t, obs)

@@ -156,7 +156,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		}
 	}
 	if sb == nil {
-		why, cause = "no sandbox created since the change", types.CauseNoSandbox
+		why, cause = "no "+f.sandbox+" created since the change", types.CauseNoSandbox
 		for _, s := range sbs {
 			if ready(s) {
 				why += fmt.Sprintf("; the old pod (UID %s) still runs", sandboxUID(s))
@@ -168,7 +168,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	}
 	t.uid = sandboxUID(sb)
 	if !ready(sb) {
-		return false, fmt.Sprintf("its sandbox (UID %s) is not ready", sandboxUID(sb)), types.CauseSandboxNotReady, 0
+		return false, fmt.Sprintf("its %s (UID %s) is not ready", f.sandbox, sandboxUID(sb)), types.CauseSandboxNotReady, 0
 	}
 	last := created(sb.GetCreatedAt())
 	if t.inPlace {
@@ -189,7 +189,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 		sort.Strings(names)
 	}
 	if len(names) == 0 {
-		return false, fmt.Sprintf("its sandbox (UID %s) runs no container yet", sandboxUID(sb)), types.CauseContainerNotCreated, 0
+		return false, fmt.Sprintf("its %s (UID %s) runs no container yet", f.sandbox, sandboxUID(sb)), types.CauseContainerNotCreated, 0
 	}
 	var problems []string
 	problem := func(c types.FollowCause, text string) {
@@ -461,12 +461,13 @@ func replaced(c *runtimeapi.Container, old oldContainers, after time.Time) bool 
 }
 
 // stopped says whether a removed pod is stopped: no sandbox of it READY
-// and none of its containers running.
-func stopped(obs *observation, key string) (bool, string) {
+// and none of its containers running. sandbox names a sandbox in the
+// message.
+func stopped(obs *observation, key, sandbox string) (bool, string) {
 	var still []string
 	for _, s := range obs.byKey[key] {
 		if ready(s) {
-			still = append(still, fmt.Sprintf("its sandbox (UID %s) is ready", sandboxUID(s)))
+			still = append(still, fmt.Sprintf("its %s (UID %s) is ready", sandbox, sandboxUID(s)))
 		}
 		for _, c := range obs.containers[s.GetId()] {
 			if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {

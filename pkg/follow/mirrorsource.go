@@ -119,7 +119,7 @@ func NewFromMirrorPods(opts Options, pods MirrorPods, clk clock.WithTicker, log 
 	}
 	src := &mirrorSource{pods: pods, clk: clk, idle: opts.withDefaults().IdlePollInterval, log: log, cache: map[string]*mirrorRead{}}
 	f := New(opts, src, clk, log, emit, obs, known)
-	f.source = "the API server (mirror pods)"
+	f.source, f.sandbox = "the API server (mirror pods)", "mirror pod"
 	f.grain = time.Second - time.Nanosecond
 	return f.WithMirrorPods(src)
 }

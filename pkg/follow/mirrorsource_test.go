@@ -147,7 +147,7 @@ func TestMirrorSourceWaitsForReadiness(t *testing.T) {
 func TestMirrorSourceNotStartedSaysWhatTheStatusShows(t *testing.T) {
 	h, m := newMirrorSourceHarness(t, Options{Deadline: deadline})
 	h.submit(types.OpAdd, 0, podWithEnv(t, "published-secret-value"))
-	one(t, h.at(deadline), types.ReasonNotStarted, v1.EventTypeWarning, "no sandbox created since the change")
+	one(t, h.at(deadline), types.ReasonNotStarted, v1.EventTypeWarning, "no mirror pod created since the change")
 	m.put(apiKey, mirror("uid-1", time.Minute, time.Minute, v1.ContainerStatus{
 		Name: "kube-apiserver", RestartCount: 4,
 		State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s"}},
@@ -202,7 +202,7 @@ func TestMirrorSourceNotStopped(t *testing.T) {
 	h, m := newMirrorSourceHarness(t, Options{Deadline: deadline}, apiKey)
 	m.put(apiKey, mirror("uid-1", -time.Hour, -time.Hour, running("c1", -time.Hour, 0)))
 	h.submit(types.OpRemove, 0, nil)
-	one(t, h.at(deadline), types.ReasonNotStopped, v1.EventTypeWarning, "its sandbox (UID uid-1) is ready; container kube-apiserver runs")
+	one(t, h.at(deadline), types.ReasonNotStopped, v1.EventTypeWarning, "its mirror pod (UID uid-1) is ready; container kube-apiserver runs")
 }
 
 // A restart count that rises with no change is a restart, read at the
