@@ -133,7 +133,8 @@ func TestAgentWithoutARuntimeSaysSo(t *testing.T) {
 	o.Source.Path = t.TempDir()
 	o.StateDir = t.TempDir()
 	var logs testutil.LockedBuffer
-	p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), metrics.New("test", nil))
+	m := metrics.New("test", nil)
+	p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +142,24 @@ func TestAgentWithoutARuntimeSaysSo(t *testing.T) {
 	if p.follower != nil || strings.Count(logs.String(), "changes are not followed to the running pods") != 1 {
 		t.Fatalf("follower %v, logs:\n%s", p.follower, logs.String())
 	}
+	if hasFollowMetrics(t, m) {
+		t.Error("podwatch_follow_ metrics served by an agent that does not follow")
+	}
+}
+
+// hasFollowMetrics says whether m serves any podwatch_follow_ family.
+func hasFollowMetrics(t *testing.T, m *metrics.Metrics) bool {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "podwatch_follow_") {
+			return true
+		}
+	}
+	return false
 }
 
 // The socket is root-equivalent: it is taken from the kubelet config only
@@ -226,11 +245,17 @@ current-context: x
 		o.RuntimeEndpoint = tt.endpoint
 		o.Kube.Kubeconfig = tt.cluster
 		var logs testutil.LockedBuffer
-		p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), metrics.New("test", nil))
+		m := metrics.New("test", nil)
+		p, err := New(o, Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}).build(context.Background(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.close()
+		// The README: the follow_ metrics exist whenever the agent
+		// follows, through the runtime or the mirror pods alone.
+		if !hasFollowMetrics(t, m) {
+			t.Errorf("endpoint %q, kubeconfig %q: no podwatch_follow_ metrics", tt.endpoint, tt.cluster)
+		}
 		if p.follower == nil || strings.Count(logs.String(), "following changes") != 1 || !strings.Contains(logs.String(), tt.want) {
 			t.Errorf("endpoint %q, kubeconfig %q: follower %v, want one start log %s:\n%s", tt.endpoint, tt.cluster, p.follower, tt.want, logs.String())
 		}

@@ -24,6 +24,9 @@ type stepper struct {
 	extra bool
 	// seen makes each relist the kubelet's, seen (Snapshot.KubeletRelist).
 	seen bool
+	// noRecheck returns what the snapshot says at once, before any settle
+	// delay has passed.
+	noRecheck bool
 }
 
 func newStepper(t *testing.T) *stepper {
@@ -92,6 +95,9 @@ func (s *stepper) advance(relist bool, events []types.WatchEvent, changed []stri
 		}
 	}
 	chs, recheck := Advance(&s.st, snap, s.now, testOpts)
+	if s.noRecheck {
+		return chs
+	}
 	for !recheck.IsZero() {
 		var more []types.Change
 		more, recheck = Advance(&s.st, snap, recheck, testOpts)
@@ -531,5 +537,21 @@ func TestKubeletVimSaveRenameInItsOwnSnapshot(t *testing.T) {
 	chs = append(chs, q.rest(saveAt(5), recheck, v2)...)
 	if m := updateMessage(chs); podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "if the kubelet read web.yaml~ before it went, its deletion stops the pod") {
 		t.Fatalf("the save: %q %q, want one UPDATE saying the backup's deletion may stop the pod", podOps(chs), m)
+	}
+}
+
+// The README: bad news waits for the settle delay. A file removed outright
+// is said only once it has stayed away that long.
+func TestRemovedFileWaitsForTheSettleDelay(t *testing.T) {
+	web, db := valid("", pod("web", "img:1"), t0), valid("", pod("db", "img:1"), t0)
+	s := newStepper(t)
+	s.step(true, map[string]*types.File{"web.yaml": &web, "x.yaml": &db})
+	s.noRecheck = true
+	if chs := s.stepEvents(false, []types.WatchEvent{evGone("x.yaml")}, map[string]*types.File{"x.yaml": nil}); len(chs) != 0 {
+		t.Fatalf("a file removed outright, before the settle delay: %v, want nothing yet", chs)
+	}
+	s.noRecheck = false
+	if got := podOps(s.step(false, nil)); got != "REMOVE x.yaml" {
+		t.Fatalf("a file removed outright, after the settle delay: got %q, want its REMOVE", got)
 	}
 }
