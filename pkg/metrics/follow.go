@@ -60,11 +60,11 @@ func newFollowMetrics() followMetrics {
 	f := followMetrics{
 		overdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "podwatch_follow_overdue_pods",
-			Help: "Static pods whose last change is past --follow-deadline: not running it (reason StaticPodNotStarted) or not stopped (StaticPodNotStopped), by what the last poll of the container runtime saw instead (cause).",
+			Help: "Static pods whose last change is past --follow-deadline: not running it (reason StaticPodNotStarted) or not stopped (StaticPodNotStopped), by what the last poll (of the container runtime, or of the mirror pods alone) saw instead (cause).",
 		}, []string{"reason", "cause"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "podwatch_follow_outcomes_total",
-			Help: "What following the changes to the container runtime reported, by reason (StaticPodStarted, StaticPodNotStarted and its repeats, StaticPodStopped, StaticPodNotStopped, StaticPodRestarting).",
+			Help: "What following the changes to the running pods reported, by reason (StaticPodStarted, StaticPodNotStarted and its repeats, StaticPodStopped, StaticPodNotStopped, StaticPodRestarting).",
 		}, []string{"reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "podwatch_follow_duration_seconds",
@@ -73,11 +73,11 @@ func newFollowMetrics() followMetrics {
 		}, []string{"reason"}),
 		polls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "podwatch_follow_runtime_polls_total",
-			Help: "Polls of the container runtime (one ListPodSandbox and one ListContainers each).",
+			Help: "Polls of what the follower reads: the container runtime (one ListPodSandbox and one ListContainers each), or the mirror pods alone.",
 		}),
 		pollErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "podwatch_follow_runtime_poll_errors_total",
-			Help: "Polls of the container runtime that failed; changes are judged when it answers again.",
+			Help: "Polls that failed (of the container runtime, or of the mirror pods alone); changes are judged when it answers again.",
 		}),
 	}
 	for _, o := range followOverdue() {
