@@ -32,7 +32,8 @@ func Skip(t testing.TB, why any) {
 // kubelet cannot be isolated, cfg.Binary is built when empty, and cfg.Dir is a new folder in
 // t's temporary one when empty. When t ends the kubelet is stopped, the end
 // of its log is logged if t failed, and t fails if the host's sysctls or
-// folders are not as they were before it started.
+// folders are not as they were before it started, or if a hostPath of a
+// manifest it read, or an ancestor of one, was created since.
 func ForTest(ctx context.Context, t testing.TB, cfg Config) *Kubelet {
 	t.Helper()
 	if testing.Short() {
@@ -71,6 +72,11 @@ func ForTest(ctx context.Context, t testing.TB, cfg Config) *Kubelet {
 			t.Error(err)
 		} else if d := before.Diff(after); d != "" {
 			t.Errorf("the kubelet changed the host:\n%s", d)
+		}
+		if created, err := k.CreatedOnHost(); err != nil {
+			t.Error(err)
+		} else if len(created) > 0 {
+			t.Errorf("the kubelet created %s on the host (hostPath volumes of the manifests it read)", strings.Join(created, ", "))
 		}
 	})
 	return k

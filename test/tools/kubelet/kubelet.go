@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -95,6 +96,10 @@ type Kubelet struct {
 	Log, CRILog string
 	// CRISocket is the fake CRI's unix socket, which a follower may read.
 	CRISocket string
+	dir       string    // Config.Dir
+	started   time.Time // the file system's time just before the kubelet started
+	hostMu    sync.Mutex
+	hostPaths map[string]bool // see noteHostPaths
 	hist      *History
 	cri       *cri
 	cmd       *exec.Cmd
@@ -164,6 +169,8 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		CRILog:      filepath.Join(cfg.Dir, "cri.log"),
 		hist:        newHistory(),
 		exited:      make(chan struct{}),
+		dir:         filepath.Clean(cfg.Dir),
+		hostPaths:   map[string]bool{},
 	}
 	// Until Start succeeds, what it started is undone on the way out.
 	var undo []func()
@@ -211,7 +218,8 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if cfg.TrailingSlash {
 		staticPodPath += "/"
 	}
-	if err := os.WriteFile(conf, []byte(config(staticPodPath, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
+	plugins := filepath.Join(cfg.Dir, "volume-plugins")
+	if err := os.WriteFile(conf, []byte(config(staticPodPath, plugins, "unix://"+sock, cfg.FileCheckFrequency, ports[0], ports[1])), 0o644); err != nil {
 		return nil, err
 	}
 	argv := []string{cfg.Binary, "--config=" + conf, "--hostname-override=" + cfg.NodeName, "--v=2", "--vmodule=file=3,config=4,pod_workers=4"}
@@ -225,6 +233,9 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	k.cmd.Stdout = logFile
 	stderr, err := k.cmd.StderrPipe()
 	if err != nil {
+		return nil, err
+	}
+	if k.started, err = FSNow(cfg.Dir); err != nil {
 		return nil, err
 	}
 	if err := k.cmd.Start(); err != nil {
@@ -270,11 +281,14 @@ func (k *Kubelet) awaitWatch(ctx context.Context) error {
 
 // config is the KubeletConfiguration: the static pod folder and the fake
 // CRI, its own ports on loopback, and off everything that would touch the
-// host beyond its mount namespace or fail against a fake runtime.
-func config(manifests, endpoint string, period time.Duration, port, healthz int) string {
+// host beyond its mount namespace or fail against a fake runtime. The
+// FlexVolume plugin folder, which the kubelet makes at start, is in the
+// run folder.
+func config(manifests, plugins, endpoint string, period time.Duration, port, healthz int) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 staticPodPath: %q
+volumePluginDir: %q
 fileCheckFrequency: %s
 containerRuntimeEndpoint: %q
 imageServiceEndpoint: %q
@@ -305,7 +319,7 @@ evictionHard: {}
 # Scenarios run side by side on one kubelet, each with its barrier pods:
 # more than the default 110, past which the kubelet admits no pod.
 maxPods: 1000
-`, manifests, period, endpoint, endpoint, port, healthz)
+`, manifests, plugins, period, endpoint, endpoint, port, healthz)
 }
 
 // freePorts are n loopback ports free a moment ago.
@@ -478,6 +492,7 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 			continue
 		}
 		if m := readLine.FindStringSubmatch(line); m != nil {
+			k.noteHostPaths(m[2])
 			if at, err := logTime(m[1]); err == nil {
 				if rd := (Read{At: at, Path: m[2], Relist: inRelist}); inRelist {
 					held = &rd
