@@ -86,6 +86,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		return nil
 	}
 	p, err := a.build(ctx, m)
+	if errors.Is(err, errStandbyEnded) {
+		log.Info("podwatch stopped while standing by")
+		return nil
+	}
 	if err != nil {
 		return err
 	}

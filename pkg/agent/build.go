@@ -50,10 +50,17 @@ func (p *parts) close() {
 // build loads the startup state and builds the components around it.
 func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	opts, clk, log := a.opts, a.env.Clock, a.env.Log
+	// First, so that a standby holds nothing else while it waits.
+	st, storeErr, err := a.openState(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	p := &parts{st: st, inMemory: storeErr}
 	srcOpts := opts.Source
 	srcOpts.NodeName = opts.NodeName
 	src, err := file.New(srcOpts, clk, log)
 	if err != nil {
+		p.close()
 		return nil, err
 	}
 	var det *relist.Detector
@@ -64,15 +71,16 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		relOpts.KubeletPeriod = src.Options().FileCheckFrequency
 		relOpts.OwnLists = src
 		if det, err = relist.New(relOpts, clk, log); err != nil {
+			p.close()
 			return nil, err
 		}
 	}
 	out, err := events.NewStreamSink(a.env.Stdout, opts.Output, opts.Events.EffectiveTextRepeatInterval(), clk)
 	if err != nil {
+		p.close()
 		return nil, err
 	}
-	st, storeErr := openStore(opts.StateDir, clk, log)
-	p := &parts{src: src, relist: det, st: st, inMemory: storeErr}
+	p.src, p.relist = src, det
 	sinks := []events.Registration{events.StreamTo("stdout", out)}
 	var restore []v1.Event
 	var state diff.State
@@ -215,12 +223,15 @@ func storeLimits() events.Limits {
 }
 
 // openStore opens the local event store; a state dir podwatch cannot use is
-// a Warning, and podwatch runs on in memory: it returns nil and why.
-func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(dir, store.Options{}, clk, log)
+// a Warning, and podwatch runs on in memory: it returns nil and why. A
+// state dir another podwatch holds is no Warning: the caller stands by.
+func openStore(dir, pod string, clk clock.PassiveClock, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(dir, store.Options{Pod: pod}, clk, log)
 	switch {
 	case err == nil:
 		return st, nil
+	case errors.Is(err, store.ErrLocked):
+		return nil, err
 	case errors.Is(err, store.ErrCorrupt):
 		log.Warn("local event store was corrupt and set aside", "err", err)
 		return st, nil

@@ -54,6 +54,10 @@ type Options struct {
 	// else the --hostname-override in KubeadmFlags, else $NODE_NAME, else
 	// the hostname; trimmed and lowercased by Complete.
 	NodeName string
+	// PodName is the pod podwatch runs in, if any ($POD_NAME, which the
+	// DaemonSet sets; the command reads it). The state dir's lock names it,
+	// so that a second podwatch can say which one holds the folder.
+	PodName  string
 	Output   string // text (default) or json
 	StateDir string // default /var/lib/podwatch
 	// ShutdownTimeout bounds the flush of pending event writes on SIGTERM.
