@@ -100,7 +100,7 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	if p.inMemory != nil {
 		m.SetStatePersisted(false, p.inMemory)
-		if err := p.rec.Record(ctx, inMemoryWarning(opts.NodeName, opts.StateDir, p.inMemory)); err != nil {
+		if err := p.rec.Record(ctx, inMemoryWarning(opts.NodeName, opts.StateDir, p.inMemory, p.st != nil)); err != nil {
 			log.Error("writing event failed", "reason", types.ReasonStateNotPersisted, "err", err)
 		}
 	}

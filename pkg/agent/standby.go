@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 	"time"
 
 	"github.com/podwatch/podwatch/pkg/metrics"
@@ -37,6 +39,11 @@ func (a *Agent) openState(ctx context.Context, m *metrics.Metrics) (*store.Store
 		holder := locked.Holder.String()
 		if holder == "" {
 			holder = "which its lock file does not say"
+		}
+		if errors.Is(inMemory, syscall.EROFS) || errors.Is(inMemory, fs.ErrPermission) {
+			// A holder that cannot write the lock file leaves the last
+			// writer's name in it.
+			holder = "as last recorded: " + holder + "; the folder is read-only, so the holder may be a later one"
 		}
 		m.SetStandby(fmt.Sprintf("--state-dir %s is held by another podwatch (%s); taking over when it stops", dir, holder))
 		log.Warn("another podwatch holds --state-dir: standing by, announcing nothing, until it stops",

@@ -60,7 +60,7 @@ func (r *readiness) status(now time.Time) (bool, string) {
 		return false, msg
 	}
 	if r.notPersisted != "" {
-		return true, "ok; " + r.notPersisted + " (a restart announces every pod again)"
+		return true, "ok; " + r.notPersisted + " (a restart announces again what changed since the state was last saved)"
 	}
 	return true, "ok"
 }
