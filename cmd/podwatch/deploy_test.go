@@ -173,3 +173,32 @@ func fromRegistry(ref string) bool {
 	host, _, ok := strings.Cut(ref, "/")
 	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
 }
+
+// A second podwatch on a state dir names the holder by its pod: the
+// DaemonSet gives the pod's name as $POD_NAME, which the command passes on.
+func TestDaemonSetNamesItsPod(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
+		t.Fatalf("20-daemonset.yaml: %v", err)
+	}
+	found := false
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if c.Name == "podwatch" && e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+				e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("the DaemonSet does not set POD_NAME from metadata.name")
+	}
+	t.Setenv("POD_NAME", "podwatch-x7k2p")
+	if got := defaultFlags().Agent.PodName; got != "podwatch-x7k2p" {
+		t.Errorf("PodName with $POD_NAME set = %q, want podwatch-x7k2p", got)
+	}
+}

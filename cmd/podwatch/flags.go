@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
@@ -20,7 +21,11 @@ type flags struct {
 }
 
 func defaultFlags() flags {
-	return flags{Agent: agent.DefaultOptions(), LogFormat: "text"}
+	f := flags{Agent: agent.DefaultOptions(), LogFormat: "text"}
+	// The DaemonSet sets it from the downward API; the state dir's lock
+	// names it for a second podwatch to report.
+	f.Agent.PodName = os.Getenv("POD_NAME")
+	return f
 }
 
 func (f *flags) AddFlags(fs *pflag.FlagSet) {

@@ -86,6 +86,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		return nil
 	}
 	p, err := a.build(ctx, m)
+	if errors.Is(err, errStandbyEnded) {
+		log.Info("podwatch stopped while standing by")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	if p.inMemory != nil {
 		m.SetStatePersisted(false, p.inMemory)
-		if err := p.rec.Record(ctx, inMemoryWarning(opts.NodeName, opts.StateDir, p.inMemory)); err != nil {
+		if err := p.rec.Record(ctx, inMemoryWarning(opts.NodeName, opts.StateDir, p.inMemory, p.st != nil)); err != nil {
 			log.Error("writing event failed", "reason", types.ReasonStateNotPersisted, "err", err)
 		}
 	}

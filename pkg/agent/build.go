@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,8 +35,8 @@ type parts struct {
 	loop     *loop
 	follower *follow.Follower // nil: changes are not followed
 	runtime  *cri.Client      // the follower's, nil without one
-	st       *store.Store     // nil: running in memory
-	inMemory error            // why st is nil
+	st       *store.Store     // nil: running in memory; read-only: nothing is saved
+	inMemory error            // why st is nil or read-only
 	restored int              // Events restored into the recorder
 }
 
@@ -50,10 +52,17 @@ func (p *parts) close() {
 // build loads the startup state and builds the components around it.
 func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	opts, clk, log := a.opts, a.env.Clock, a.env.Log
+	// First, so that a standby holds nothing else while it waits.
+	st, storeErr, err := a.openState(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	p := &parts{st: st, inMemory: storeErr}
 	srcOpts := opts.Source
 	srcOpts.NodeName = opts.NodeName
 	src, err := file.New(srcOpts, clk, log)
 	if err != nil {
+		p.close()
 		return nil, err
 	}
 	var det *relist.Detector
@@ -64,20 +73,23 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		relOpts.KubeletPeriod = src.Options().FileCheckFrequency
 		relOpts.OwnLists = src
 		if det, err = relist.New(relOpts, clk, log); err != nil {
+			p.close()
 			return nil, err
 		}
 	}
 	out, err := events.NewStreamSink(a.env.Stdout, opts.Output, opts.Events.EffectiveTextRepeatInterval(), clk)
 	if err != nil {
+		p.close()
 		return nil, err
 	}
-	st, storeErr := openStore(opts.StateDir, clk, log)
-	p := &parts{src: src, relist: det, st: st, inMemory: storeErr}
+	p.src, p.relist = src, det
 	sinks := []events.Registration{events.StreamTo("stdout", out)}
 	var restore []v1.Event
 	var state diff.State
 	if p.st != nil {
-		sinks = append(sinks, events.DeliverTo("store", p.st).WithLimits(storeLimits()))
+		if !p.st.ReadOnly() {
+			sinks = append(sinks, events.DeliverTo("store", p.st).WithLimits(storeLimits()))
+		}
 		restore = p.st.Events()
 		state = published.Load(opts.StateDir, log)
 	}
@@ -113,7 +125,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		},
 		relistTolerance: opts.Relist.EffectiveTolerance(),
 	}
-	if p.st != nil {
+	if p.st != nil && !p.st.ReadOnly() {
 		alarm := &stateAlarm{ctx: context.WithoutCancel(ctx), rec: rec, log: log, metrics: m, node: opts.NodeName, dir: opts.StateDir}
 		p.loop.saver = published.NewPersister(opts.StateDir, clk, log, alarm.status)
 	}
@@ -215,15 +227,36 @@ func storeLimits() events.Limits {
 }
 
 // openStore opens the local event store; a state dir podwatch cannot use is
-// a Warning, and podwatch runs on in memory: it returns nil and why.
-func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(dir, store.Options{}, clk, log)
+// a Warning, and podwatch runs on in memory: it returns nil and why. One
+// that can be read but not written is a Warning too, and opened read-only:
+// it returns the store and why nothing is saved. A state dir another
+// podwatch holds is no Warning: the caller stands by.
+func openStore(dir, pod string, clk clock.PassiveClock, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(dir, store.Options{Pod: pod}, clk, log)
 	switch {
 	case err == nil:
 		return st, nil
+	case errors.Is(err, store.ErrLocked):
+		return nil, err
 	case errors.Is(err, store.ErrCorrupt):
 		log.Warn("local event store was corrupt and set aside", "err", err)
 		return st, nil
+	case errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission):
+		// Read what can be read: a disk the kernel remounted read-only
+		// still holds the published state, and running without it would
+		// announce every pod again.
+		ro, rerr := store.OpenReadOnly(dir, store.Options{}, clk, log)
+		if errors.Is(rerr, store.ErrLocked) {
+			return nil, errors.Join(rerr, err)
+		}
+		if rerr == nil {
+			log.Warn("--state-dir can be read but not written: running from the state published there, saving nothing; a restart announces again what changed since",
+				"stateDir", dir, "err", err)
+			return ro, err
+		}
+		log.Warn("cannot use --state-dir: running in memory; counts and published pods will not survive a restart",
+			"stateDir", dir, "err", err, "readOnlyErr", rerr)
+		return nil, err
 	default:
 		log.Warn("cannot use --state-dir: running in memory; counts and published pods will not survive a restart",
 			"stateDir", dir, "err", err)
@@ -232,8 +265,14 @@ func openStore(dir string, clk clock.PassiveClock, log *slog.Logger) (*store.Sto
 }
 
 // inMemoryWarning is the Node Warning that says, once, that nothing podwatch
-// knows survives a restart.
-func inMemoryWarning(node, dir string, err error) events.Occurrence {
+// knows survives a restart; or, readOnly, that nothing it learns does.
+func inMemoryWarning(node, dir string, err error, readOnly bool) events.Occurrence {
+	if readOnly {
+		return events.Occurrence{
+			Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonStateNotPersisted,
+			Message: fmt.Sprintf("--state-dir %s cannot be written (%v): podwatch runs from the state published there and saves nothing; after a restart what changed since is announced again and Event counts go back to those saved", dir, err),
+		}
+	}
 	return events.Occurrence{
 		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonStateNotPersisted,
 		Message: fmt.Sprintf("--state-dir %s cannot be used (%v): podwatch runs in memory; after a restart every static pod is announced again and Event counts start over", dir, err),

@@ -54,6 +54,10 @@ type Options struct {
 	// else the --hostname-override in KubeadmFlags, else $NODE_NAME, else
 	// the hostname; trimmed and lowercased by Complete.
 	NodeName string
+	// PodName is the pod podwatch runs in, if any ($POD_NAME, which the
+	// DaemonSet sets; the command reads it). The state dir's lock names it,
+	// so that a second podwatch can say which one holds the folder.
+	PodName  string
 	Output   string // text (default) or json
 	StateDir string // default /var/lib/podwatch
 	// ShutdownTimeout bounds the flush of pending event writes on SIGTERM.
@@ -115,7 +119,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.FollowPods, "follow-pods", o.FollowPods, "Follow each change to the pod the kubelet runs through the CRI socket --kubelet-config names (containerRuntimeEndpoint, the kubelet's default when unset); an explicit --container-runtime-endpoint wins.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of this node, appended to static pod names as the kubelet does; taken from --kubeadm-flags-file's --hostname-override, else $NODE_NAME, else the hostname; trimmed and lowercased as the kubelet does.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Format of the events printed on stdout: text (every change; a problem that only repeats again at most every --event-text-repeat-interval), or json (one v1 Event per line, every occurrence).")
-	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. When it cannot be used, podwatch runs in memory.")
+	fs.StringVar(&o.StateDir, "state-dir", o.StateDir, "Folder for podwatch's state: the published pods and the local event store. While another podwatch holds it, podwatch stands by; when it can only be read, podwatch runs from it without saving; when it cannot be used at all, in memory.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "On SIGTERM or SIGINT, how long to flush pending event writes before exiting.")
 	fs.StringVar(&o.KubeadmFlags, "kubeadm-flags-file", o.KubeadmFlags, "kubeadm's kubelet flags file (e.g. /var/lib/kubelet/kubeadm-flags.env): its --hostname-override names the node unless --node-name is given. A missing file is skipped.")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "The kubelet's config file (e.g. /var/lib/kubelet/config.yaml): its staticPodPath and fileCheckFrequency apply unless --path or --file-check-frequency are given.")

@@ -261,6 +261,18 @@ func (m *Metrics) SetStatePersisted(saved bool, err error) {
 	}
 }
 
+// SetStandby makes podwatch not ready while another podwatch holds the
+// state dir; holder says which, and /readyz puts it in its body. An empty
+// holder ends the standby.
+func (m *Metrics) SetStandby(holder string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ready.standby = holder
+}
+
 // Ready reports whether podwatch sees the manifest path as the kubelet
 // does, and if not, why.
 func (m *Metrics) Ready() (bool, string) {

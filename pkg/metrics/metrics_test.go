@@ -270,6 +270,22 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
+// A standby is not ready, whatever it lists, and says who holds the state
+// dir; taking over makes it ready again.
+func TestStandbyIsNotReady(t *testing.T) {
+	m := New("dev", nil)
+	tg := serve(t, m)
+	m.ObserveSnapshot(types.Snapshot{Relist: true, Watch: up()})
+	m.SetStandby("held by pod podwatch-x7k2p")
+	if code, body := tg.get("/readyz"); code != http.StatusServiceUnavailable || strings.TrimSpace(body) != NotReadyStandby+": held by pod podwatch-x7k2p" {
+		t.Errorf("/readyz in standby = %d %q, want 503 naming the holder", code, body)
+	}
+	m.SetStandby("")
+	if code, body := tg.get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the standby = %d %q, want 200", code, body)
+	}
+}
+
 // With static pods off there is nothing to list: ready at once, and said so.
 func TestStaticPodsDisabledIsReady(t *testing.T) {
 	m := New("dev", nil)

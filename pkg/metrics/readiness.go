@@ -11,6 +11,7 @@ import (
 const (
 	NotReadyFirstList = "first list not done"
 	NotReadyWatchDown = "watch down"
+	NotReadyStandby   = "standby"
 )
 
 // readiness is derived from the snapshots seen; Metrics.mu guards it.
@@ -22,6 +23,9 @@ type readiness struct {
 	// notPersisted says why the published state is not on disk; empty
 	// when it is. Ready either way, with the reason in the body.
 	notPersisted string
+	// standby says who holds the state dir while another podwatch does;
+	// empty when this one works.
+	standby string
 }
 
 // observe records s and reports whether the watch came back up after
@@ -41,6 +45,8 @@ func (r *readiness) status(now time.Time) (bool, string) {
 	switch {
 	case r.disabled:
 		return true, "ok: static pods are disabled in the kubelet config"
+	case r.standby != "":
+		return false, NotReadyStandby + ": " + r.standby
 	case !r.listed:
 		return false, NotReadyFirstList
 	case !r.watch.Up:
@@ -54,7 +60,7 @@ func (r *readiness) status(now time.Time) (bool, string) {
 		return false, msg
 	}
 	if r.notPersisted != "" {
-		return true, "ok; " + r.notPersisted + " (a restart announces every pod again)"
+		return true, "ok; " + r.notPersisted + " (a restart announces again what changed since the state was last saved)"
 	}
 	return true, "ok"
 }

@@ -9,5 +9,7 @@
 // its live set before it grows past a bound, with the same
 // write-temp/fsync/rename/fsync-dir sequence SaveJSON uses, so a reader that
 // opens the file always sees a whole file. One process writes a folder at a
-// time (a flock on dir/lock); any number may read it with ReadEvents.
+// time (a flock on dir/lock, whose file names the holder for the others);
+// any number may read it with ReadEvents. A folder that can only be read is
+// opened with OpenReadOnly, which takes the same lock without writing.
 package store

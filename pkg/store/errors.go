@@ -15,23 +15,26 @@ var (
 	ErrCorrupt = errors.New("store: corrupt file")
 	// ErrClosed: the Store was used after Close.
 	ErrClosed = errors.New("store: closed")
+	// ErrReadOnly: a write to a Store that OpenReadOnly opened.
+	ErrReadOnly = errors.New("store: opened read-only")
 )
 
-// lockedError names the folder and, when it could tell, the holder's pid.
-type lockedError struct {
-	dir string
-	pid string
+// LockedError names the folder another process holds and, as far as its
+// lock file tells, that process. It matches ErrLocked.
+type LockedError struct {
+	Dir    string
+	Holder Holder // what the lock file says; zero when it says nothing
 }
 
-func (e *lockedError) Error() string {
-	msg := fmt.Sprintf("store: state dir %s is locked by another podwatch", e.dir)
-	if e.pid != "" {
-		msg += " (pid " + e.pid + ")"
+func (e *LockedError) Error() string {
+	msg := fmt.Sprintf("store: state dir %s is locked by another podwatch", e.Dir)
+	if h := e.Holder.String(); h != "" {
+		msg += " (" + h + ")"
 	}
 	return msg
 }
 
-func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // CorruptError describes a corrupt file that was moved out of the way. It
 // matches ErrCorrupt. When Open returns one, the Store it returns alongside

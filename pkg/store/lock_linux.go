@@ -1,43 +1,62 @@
 package store
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/utils/clock"
 )
-
-// lockName is the lock file in the state dir. It is never removed: removing
-// it would let a second process lock a new inode while the first still
-// holds the old one.
-const lockName = "lock"
 
 // lockDir takes an exclusive, non-blocking flock on dir/lock. The kernel
 // drops it when the process dies, so a crash never leaves the folder
-// locked. The holder's pid is written into the file for the error message
-// a second agent prints.
-func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// locked. h is written into the file for the error a second agent gets.
+func lockDir(dir string, h Holder) (*os.File, error) {
+	f, err := os.OpenFile(lockPath(dir), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: state dir %s: %w", dir, err)
 	}
-	if err := flock(f); err != nil {
-		_ = f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &lockedError{dir: dir, pid: holderPID(path)}
-		}
-		return nil, fmt.Errorf("store: lock state dir %s: %w", dir, err)
+	if err := takeLock(f, dir); err != nil {
+		return nil, err
 	}
-	// The pid is informational; failing to write it does not matter.
+	// The holder is informational; failing to write it does not matter.
 	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt(encodeHolder(h), 0)
 	}
 	return f, nil
+}
+
+// lockDirReadOnly takes the same lock through a read-only descriptor:
+// flock needs no write access, so a state dir that can only be read still
+// keeps a second podwatch out. It writes nothing, so the file goes on
+// naming the last holder that could write it.
+func lockDirReadOnly(dir string) (*os.File, error) {
+	f, err := openRegular(lockPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("store: state dir %s: %w", dir, err)
+	}
+	if err := takeLock(f, dir); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// takeLock flocks f, closing it on failure.
+func takeLock(f *os.File, dir string) error {
+	err := flock(f)
+	if err == nil {
+		return nil
+	}
+	_ = f.Close()
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		h, _ := readHolder(dir)
+		return &LockedError{Dir: dir, Holder: h}
+	}
+	return fmt.Errorf("store: lock state dir %s: %w", dir, err)
 }
 
 func flock(f *os.File) error {
@@ -59,15 +78,36 @@ func flock(f *os.File) error {
 	return ferr
 }
 
-// holderPID reads the pid the holder wrote, or "" when there is none.
-func holderPID(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 32 {
-		return ""
+// AwaitLock returns nil once nobody holds dir's lock, trying every period
+// of clk; or ctx's error when ctx ends first. It does not keep the lock: a
+// second descriptor of this process would conflict with it, so the caller
+// takes it with Open or OpenReadOnly, and waits again should another
+// process have taken it in between. A lock file it cannot open counts as
+// held: the caller found it locked, so it exists.
+func AwaitLock(ctx context.Context, dir string, clk clock.WithTicker, period time.Duration) error {
+	t := clk.NewTicker(period)
+	defer t.Stop()
+	for {
+		if lockFree(dir) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C():
+		}
 	}
-	pid := string(bytes.TrimSpace(b))
-	if _, err := strconv.Atoi(pid); err != nil {
-		return ""
+}
+
+// lockFree tries dir's lock once and lets go of it at once.
+func lockFree(dir string) bool {
+	f, err := os.Open(lockPath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
 	}
-	return pid
+	if err != nil {
+		return false
+	}
+	defer f.Close() // closing the only descriptor releases the flock
+	return flock(f) == nil
 }

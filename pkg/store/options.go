@@ -45,6 +45,10 @@ type Options struct {
 	// MaxLogBytes lets the file grow to twice the live set. Default
 	// DefaultMaxLogBytes, at least MinLogBytes.
 	MaxLogBytes int64
+	// Pod is the Kubernetes pod this process runs in, if any. It is
+	// written into the lock with the host name, the pid and the start
+	// time, for a second podwatch to name the holder by.
+	Pod string
 }
 
 // Validate reports options that cannot work. Zero values are valid: they

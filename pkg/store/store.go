@@ -35,7 +35,7 @@ type Store struct {
 
 	mu   sync.Mutex
 	lock *os.File // holds the flock; nil once closed
-	f    *os.File // the log, positioned by size rather than O_APPEND
+	f    *os.File // the log, positioned by size rather than O_APPEND; nil when read-only
 	size int64    // bytes of verified records in f; the next append goes here
 	live map[string]*entry
 	// liveBytes is the size of the live set's records; size - liveBytes is dead.
@@ -48,6 +48,8 @@ type Store struct {
 	// has grown, rather than retrying on every write of a full disk.
 	compactAfter int64
 	compactions  int
+	// readOnly: opened by OpenReadOnly, every write fails with ErrReadOnly.
+	readOnly bool
 }
 
 // Open opens (creating it if needed) the event store in dir, replays its
@@ -58,10 +60,11 @@ type Store struct {
 //   - (s, err) with err matching ErrCorrupt (a *CorruptError): the log was
 //     damaged in the middle. It was set aside, s holds the Events that still
 //     verified in a fresh log and is fully usable; err is a warning to log.
-//   - (nil, err): there is no store. err matches ErrLocked when another
-//     process holds dir, or wraps the OS error (fs.ErrPermission,
-//     syscall.ENOTDIR, syscall.EROFS...) naming dir when the folder cannot be
-//     created, locked, read or written.
+//   - (nil, err): there is no store. err matches ErrLocked (a *LockedError
+//     naming the holder) when another process holds dir, or wraps the OS
+//     error (fs.ErrPermission, syscall.ENOTDIR, syscall.EROFS...) naming dir
+//     when the folder cannot be created, locked, read or written; one that
+//     can still be read may be opened with OpenReadOnly.
 //
 // A torn last record, which a crash during an append leaves, is not an
 // error: it is dropped and logged. clk defaults to the real clock and log
@@ -83,7 +86,7 @@ func Open(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (*
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: state dir %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDir(dir, self(opts.Pod, clk.Now()))
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +214,9 @@ func (s *Store) write(evs []*v1.Event) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	if s.f == nil {
 		return ErrClosed
 	}
@@ -300,14 +306,18 @@ func copySorted(evs []*v1.Event) []v1.Event {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.lock == nil {
 		return nil
 	}
-	err := s.f.Close()
-	s.f = nil
+	var err error
+	if s.f != nil {
+		err = s.f.Close()
+		s.f = nil
+	}
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
 	}
+	s.lock = nil
 	if err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}
