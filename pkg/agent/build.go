@@ -32,6 +32,7 @@ type parts struct {
 	rec      *events.Recorder
 	loop     *loop
 	follower *follow.Follower // nil: changes are not followed
+	kubeSink *kube.Sink       // nil: no cluster
 	runtime  *cri.Client      // the follower's, nil without one
 	st       *store.Store     // nil: running in memory
 	inMemory error            // why st is nil
@@ -87,6 +88,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		return nil, err
 	}
 	sinks = append(sinks, kubeSinks...)
+	p.kubeSink = kubeSinkOf(kubeSinks)
 	evOpts := opts.Events
 	evOpts.Host = opts.NodeName
 	rec, err := events.New(evOpts, clk, log, sinks, restore)
