@@ -298,3 +298,38 @@ func TestRunEndsWithItsContext(t *testing.T) {
 		t.Fatal("Run did not return within 10s of its context's end")
 	}
 }
+
+// Two changes of one pod waiting for its new mirror pod (an edit and its
+// quick fix) cost one read per look, and both move when it appears.
+func TestOneReadPerPodAndLook(t *testing.T) {
+	old := mirrorCreatedAt("hash1", t0.Add(-time.Hour))
+	s, cs, _ := newTestSink(t, old)
+	r := startRun(t, s)
+	ctx := context.Background()
+	var next time.Time
+	for _, name := range []string{"e.26", "e.27"} {
+		if err := s.Write(ctx, change(name, types.ReasonUpdated, t0), false); err != nil {
+			t.Fatal(err)
+		}
+		next = r.sleep(t)
+	}
+	gets := count(cs, "get", "pods")
+	if next = r.stepTo(t, next); count(cs, "get", "pods") != gets+1 {
+		t.Fatalf("%d reads in one look, want 1", count(cs, "get", "pods")-gets)
+	}
+	if err := cs.CoreV1().Pods("kube-system").Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorCreatedAt("hash2", r.clk.Now()), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gets = count(cs, "get", "pods")
+	if next = r.stepTo(t, next); !next.IsZero() || count(cs, "get", "pods") != gets+1 {
+		t.Fatalf("next look %v, %d reads; want none left, 1 read", next, count(cs, "get", "pods")-gets)
+	}
+	for _, name := range []string{"e.26", "e.27"} {
+		if got := getEvent(t, cs, "kube-system", name); got.InvolvedObject.UID != "hash2" {
+			t.Errorf("%s: uid = %q, want hash2", name, got.InvolvedObject.UID)
+		}
+	}
+}
