@@ -173,6 +173,16 @@ func (a *Agent) pipeline(ctx context.Context, p *parts) error {
 	if p.follower != nil {
 		g.Go(func() error { return p.follower.Run(ctx) })
 	}
+	if p.kubeSink != nil {
+		g.Go(func() error {
+			// Moving pod Events to their new mirror pod failing is no
+			// reason to stop either: they stay where they were written.
+			if err := p.kubeSink.Run(ctx); err != nil {
+				log.Error("moving Events to new mirror pods stopped", "err", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		// Delivery failing is no reason to stop watching: stdout and the
 		// metrics still say what happens.

@@ -34,6 +34,7 @@ type parts struct {
 	rec      *events.Recorder
 	loop     *loop
 	follower *follow.Follower // nil: changes are not followed
+	kubeSink *kube.Sink       // nil: no cluster
 	runtime  *cri.Client      // the follower's, nil without one
 	st       *store.Store     // nil: running in memory; read-only: nothing is saved
 	inMemory error            // why st is nil or read-only
@@ -99,6 +100,7 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 		return nil, err
 	}
 	sinks = append(sinks, kubeSinks...)
+	p.kubeSink = kubeSinkOf(kubeSinks)
 	evOpts := opts.Events
 	evOpts.Host = opts.NodeName
 	rec, err := events.New(evOpts, clk, log, sinks, restore)

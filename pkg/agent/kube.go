@@ -53,3 +53,14 @@ func setupKube(ctx context.Context, opts kube.Options, node string, clk clock.Cl
 	restore = kube.Restore(rctx, client, node, restore, log, pods...)
 	return []events.Registration{events.DeliverTo(kubeSinkName, sink)}, restore, client, nil
 }
+
+// kubeSinkOf returns the API sink among regs, whose Run moves pod change
+// Events to their new mirror pod; nil when there is none.
+func kubeSinkOf(regs []events.Registration) *kube.Sink {
+	for _, r := range regs {
+		if s, ok := r.Sink.(*kube.Sink); ok {
+			return s
+		}
+	}
+	return nil
+}

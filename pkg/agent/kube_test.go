@@ -51,6 +51,9 @@ current-context: x
 	if err != nil || len(regs) != 1 || regs[0].Name != kubeSinkName || api == nil {
 		t.Fatalf("setupKube = %v, %v, %v; want the api sink and its client, for the follower's mirror pods", regs, api, err)
 	}
+	if kubeSinkOf(regs) == nil {
+		t.Errorf("no *kube.Sink among %v: the agent would not run its moves", regs)
+	}
 }
 
 func TestKubeOptionsValidate(t *testing.T) {

@@ -170,8 +170,6 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 	switch {
 	case err == nil:
 		s.backoff.Reset(sinkBackoffID)
-	case errors.Is(err, ErrNotYet):
-		// The sink works; this write waits for something else.
 	case errors.Is(err, ErrPermanent), ctx.Err() != nil:
 		// Permanent: nothing to back off from. Shutting down, not failing:
 		// requeue for Flush without backoff.
@@ -187,7 +185,6 @@ func (r *Recorder) attempt(ctx context.Context, s *deliveredSink, jobs []*job) {
 func (r *Recorder) settle(ctx context.Context, s *deliveredSink, j *job, err error) {
 	name := j.sl.e.name
 	switch {
-	case errors.Is(err, ErrNotYet):
 	case err == nil, errors.Is(err, ErrPermanent):
 		s.backoff.Reset(name)
 	case ctx.Err() != nil:
@@ -210,13 +207,6 @@ func (r *Recorder) settle(ctx context.Context, s *deliveredSink, j *job, err err
 	case errors.Is(err, ErrPermanent):
 		s.stats.failed(err)
 		r.logDrop(s, sl, "permanent", &s.stats.Dropped.Permanent, now, err)
-		return
-	}
-	if after, ok := notYet(err); ok {
-		s.stats.Deferred++
-		r.log.Debug("event write held back by the sink", "sink", s.name, "event", name,
-			"count", j.ev.Count, "retryIn", after, "why", err)
-		r.requeue(s, sl, now.Add(after), now)
 		return
 	}
 	if ctx.Err() == nil {
@@ -266,7 +256,6 @@ func (r *Recorder) Flush(ctx context.Context) error {
 }
 
 func (r *Recorder) drain(ctx context.Context, s *deliveredSink) error {
-	ctx = context.WithValue(ctx, finalKey{}, true)
 	var t alarm
 	defer t.stop()
 	for ctx.Err() == nil {

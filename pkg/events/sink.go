@@ -127,44 +127,6 @@ func (p permanentError) Error() string        { return "permanent: " + p.err.Err
 func (p permanentError) Unwrap() error        { return p.err }
 func (p permanentError) Is(target error) bool { return target == ErrPermanent }
 
-// ErrNotYet marks a sink's answer that an Event is not to be written yet:
-// what it is about is not there yet (the mirror pod the kubelet has still to
-// create for a static pod). It is neither a success nor a failure: the
-// write is offered again after the delay NotYet gives, with no backoff, and
-// Flush's final writes are never held back (see Final).
-var ErrNotYet = errors.New("events: not yet")
-
-// NotYet is ErrNotYet with the delay after which the write is offered
-// again, and why, for the log.
-func NotYet(after time.Duration, why string) error { return notYetError{after, why} }
-
-type notYetError struct {
-	after time.Duration
-	why   string
-}
-
-func (e notYetError) Error() string        { return "not yet: " + e.why }
-func (e notYetError) Is(target error) bool { return target == ErrNotYet }
-
-// notYet returns the delay of a NotYet error.
-func notYet(err error) (time.Duration, bool) {
-	var ny notYetError
-	if errors.As(err, &ny) {
-		return ny.after, true
-	}
-	return 0, false
-}
-
-// finalKey marks the context of Flush's writes.
-type finalKey struct{}
-
-// Final reports whether ctx is a write of Flush at shutdown, which a sink
-// must not answer with NotYet: there is no later.
-func Final(ctx context.Context) bool {
-	v, _ := ctx.Value(finalKey{}).(bool)
-	return v
-}
-
 // ErrRunning is returned by Run when another Run of the same Recorder is
 // still going.
 var ErrRunning = errors.New("events: Run already running")

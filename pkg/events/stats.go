@@ -43,10 +43,7 @@ type SinkStats struct {
 	// Coalesced counts occurrences folded into a write that was already
 	// pending, including failed writes folded into a newer pending one.
 	Coalesced uint64
-	// Deferred counts writes the sink answered with NotYet, offered again
-	// later.
-	Deferred uint64
-	Dropped  Drops
+	Dropped   Drops
 	// Pending is how many writes are queued or in flight now.
 	Pending int
 }

@@ -6,7 +6,9 @@
 // count, lastTimestamp and the change it last counted (which a restart
 // reads back to recognise a replay), re-creates an Event the API lost (TTL, deletion),
 // re-targets an Event at the Node when its namespace is gone, and points Pod
-// Events at the mirror pod's uid so `kubectl describe pod` finds them.
+// Events at the mirror pod's uid so `kubectl describe pod` finds them. A pod
+// change is written before the kubelet has made its new mirror pod; Sink.Run
+// moves it there once it appears.
 //
 // MirrorPods reads one mirror pod for pkg/follow, whose warnings add the
 // kubelet's status of a container from it.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
@@ -50,13 +51,6 @@ const (
 	// that answer would hold every node's counts back long after the API
 	// is fine again.
 	firstPark = time.Second
-	// addedWait bounds the hold of a StaticPodAdded: the kubelet creates
-	// the mirror pod as soon as it syncs a new static pod, so one that is
-	// still missing may never come (its namespace does not exist, say).
-	addedWait = 10 * time.Second
-	// mirrorRecheck bounds the wait between two looks for a mirror pod an
-	// Event is held back for; the first look again is sooner.
-	mirrorRecheck = 5 * time.Second
 )
 
 // SinkOptions tune a Sink. Zero values take the defaults.
@@ -65,10 +59,13 @@ type SinkOptions struct {
 	Node string
 	// MirrorTTL is how long a mirror pod's uid is reused without a new get.
 	MirrorTTL time.Duration
-	// MirrorWait bounds how long a StaticPodUpdated is held back for the
-	// mirror pod the kubelet creates for the change, a StaticPodAdded at
-	// most addedWait of it (see mirrorFor). Other Events are written
-	// meanwhile. Default DefaultMirrorWait; negative: nothing is held back.
+	// MirrorWait bounds how long Run looks for the mirror pod the kubelet
+	// creates for a StaticPodUpdated, to move the Event there: it is
+	// written at once on the old mirror pod's uid, so that `kubectl
+	// describe` of the old pod shows it while the restart is stuck. A
+	// StaticPodAdded, or an update whose pod has no mirror pod at all,
+	// is looked after for addedWait at most (see mirrorFor).
+	// Default DefaultMirrorWait; negative: no Event is moved.
 	MirrorWait time.Duration
 	// Jitter is the longest random wait before the first write after a
 	// retryable failure. pkg/events' backoff is deterministic, so without it
@@ -102,14 +99,11 @@ type Sink struct {
 	parkedBy  error                          // the refusal that parked them
 	refusals  int                            // 403/401 answers since the last success
 	downAt    time.Time                      // the last write the API did not serve (no answer, 5xx, 429)
-	held      map[string]held                // Events held back for their mirror pod, by name
-}
 
-// held is an Event held back for its mirror pod: since when, and for how
-// long at most.
-type held struct {
-	since time.Time
-	bound time.Duration
+	moves   map[ktypes.NamespacedName]*move // Events Run moves to their new mirror pod, by namespace/name in the API; under mu
+	wake    chan struct{}                   // a move was added; capacity 1
+	running atomic.Bool                     // Run is going
+	waiting func(next time.Time)            // tests: Run sleeps until next (zero: a wake-up)
 }
 
 // mirror is the last uid read from a mirror pod.
@@ -147,12 +141,15 @@ func NewSink(client API, opts SinkOptions, clk clock.Clock, log *slog.Logger) (*
 		mirrors:   map[ktypes.NamespacedName]mirror{},
 		retarget:  map[ktypes.NamespacedName]bool{},
 		forbidden: map[string]bool{},
-		held:      map[string]held{},
+		moves:     map[ktypes.NamespacedName]*move{},
+		wake:      make(chan struct{}, 1),
 	}, nil
 }
 
 // Write implements events.Sink: create on the first write, patch after. The
-// error is retryable unless it wraps events.ErrPermanent.
+// error is retryable unless it wraps events.ErrPermanent. A pod change is
+// created at once, before the kubelet made its new mirror pod; Run moves it
+// there.
 func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
 	if err := s.parkedErr(); err != nil {
 		return err
@@ -164,53 +161,9 @@ func (s *Sink) Write(ctx context.Context, ev *v1.Event, update bool) error {
 	if update {
 		err = s.update(ctx, ev)
 	} else {
-		out, bound := s.apiCopy(ctx, ev)
-		if bound != 0 {
-			if wait, hold := s.hold(ctx, ev, bound); hold {
-				return events.NotYet(wait, "the kubelet has not yet created the mirror pod "+ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name+" for this change")
-			}
-		}
-		err = s.createCopy(ctx, ev, out, true)
-	}
-	if err == nil {
-		s.mu.Lock()
-		delete(s.held, ev.Name)
-		s.mu.Unlock()
+		err = s.create(ctx, ev, true)
 	}
 	return s.classify(ev, err)
-}
-
-// hold says whether ev, whose mirror pod is not there yet, is to wait for
-// it, and how long until the next look: until bound (the longest any look
-// gave) has passed since it was first held back, and never in Flush's final
-// writes. The looks grow apart, so a pod that never gets one (a kubelet
-// without an API server) costs a few reads.
-func (s *Sink) hold(ctx context.Context, ev *v1.Event, bound time.Duration) (time.Duration, bool) {
-	if events.Final(ctx) || s.opts.MirrorWait < 0 {
-		return 0, false
-	}
-	now := s.clk.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, ok := s.held[ev.Name]
-	if !ok {
-		for name, o := range s.held {
-			if now.Sub(o.since) > 2*max(s.opts.MirrorWait, addedWait) {
-				delete(s.held, name) // dropped or gone since
-			}
-		}
-		h.since = now
-	}
-	h.bound = max(h.bound, bound)
-	s.held[ev.Name] = h
-	bound = h.bound
-	waited := now.Sub(h.since)
-	if waited >= bound {
-		s.log.Info("no mirror pod for a static pod change within the mirror wait: its Event is written without it, so `kubectl describe pod` may not show it",
-			"pod", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name, "event", ev.Name, "reason", ev.Reason, "waited", waited)
-		return 0, false
-	}
-	return min(max(waited/2, time.Second), mirrorRecheck, bound-waited), true
 }
 
 // jitter waits a random time up to Jitter (and at most half the time left
@@ -254,10 +207,17 @@ func (s *Sink) update(ctx context.Context, ev *v1.Event) error {
 }
 
 // create creates the Event. A create the API already has (an earlier
-// attempt timed out after it was stored, or a restart) becomes a patch.
+// attempt timed out after it was stored, or a restart) becomes a patch. A
+// pod change created before its new mirror pod exists is handed to Run.
 func (s *Sink) create(ctx context.Context, ev *v1.Event, again bool) error {
-	out, _ := s.apiCopy(ctx, ev)
-	return s.createCopy(ctx, ev, out, again)
+	out, stale, wait := s.apiCopy(ctx, ev)
+	err := s.createCopy(ctx, ev, out, again)
+	if err == nil && wait > 0 && s.namespace(ev) == ev.Namespace {
+		s.awaitMirror(ktypes.NamespacedName{Namespace: out.Namespace, Name: out.Name},
+			ktypes.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name},
+			ev.Reason, stale, wait)
+	}
+	return err
 }
 
 // createCopy is create with out, ev's apiCopy.
@@ -341,10 +301,10 @@ func (s *Sink) namespace(ev *v1.Event) string {
 // apiCopy is the Event as the API gets it: re-targeted at the Node when its
 // namespace is gone, or with the mirror pod's uid. The uid is set only here,
 // never in the compression key, so a mirror pod recreated with a new hash
-// does not split one happening into two Events. hold is nonzero while the
-// mirror pod a change makes is not there yet: how long the Event may wait
-// for it (see mirrorFor).
-func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, hold time.Duration) {
+// does not split one happening into two Events. wait is nonzero while the
+// mirror pod a change makes is not there yet: how long Run looks for it to
+// move the Event to, and stale the hash it is not (see mirrorFor).
+func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, stale ktypes.UID, wait time.Duration) {
 	out = ev.DeepCopy()
 	out.ResourceVersion = ""
 	out.UID = ""
@@ -357,32 +317,34 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, hold t
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[AnnotationRetargeted] = pod
-		return out, 0
+		return out, "", 0
 	}
 	if out.InvolvedObject.Kind == "Pod" && out.InvolvedObject.UID == "" {
-		out.InvolvedObject.UID, hold = s.mirrorFor(ctx, ev)
+		out.InvolvedObject.UID, stale, wait = s.mirrorFor(ctx, ev)
 	}
-	return out, hold
+	return out, stale, wait
 }
 
-// mirrorFor returns the uid Pod Event ev is to carry: its mirror pod's
+// mirrorFor returns the uid Pod Event ev is to carry now: its mirror pod's
 // config hash, which the kubelet also gives the Events it records about the
-// static pod, or "" when unknown. hold is nonzero while the mirror pod the
-// change ev reports makes is not there yet, and bounds the wait for it:
+// static pod, or "" when unknown. wait is nonzero while the mirror pod the
+// change ev reports makes is not there yet, and bounds Run's look for it;
+// stale is the hash that pod will not have:
 //
 //   - the kubelet creates a static pod's mirror pod as soon as it syncs the
-//     pod, so a StaticPodAdded waits addedWait for one to exist;
+//     pod, so a StaticPodAdded is looked after for addedWait;
 //   - after a StaticPodUpdated (a new UID) it replaces the old mirror pod
 //     only when it starts the new pod, once the old one stopped, seconds
-//     later: while the old one is there the update waits up to MirrorWait
-//     for one created since the change, or with another hash than the one
-//     seen before it; with none there (a kubelet without an API server, a
-//     namespace the cluster lacks, or the moment of the replacement) it
-//     waits addedWait.
+//     later or never (a restart that is stuck): while the old one is
+//     there, and is neither created since the change nor of another hash
+//     than the one seen before it, the update is written on it and looked
+//     after for MirrorWait; with none there (a kubelet without an API
+//     server, a namespace the cluster lacks, or the moment of the
+//     replacement) for addedWait.
 //
-// Failing to read it never holds the write back: the Event still shows in
+// Failing to read it leaves nothing to look after: the Event still shows in
 // `kubectl events --for pod/NAME`.
-func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, hold time.Duration) {
+func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid, stale ktypes.UID, wait time.Duration) {
 	key := ktypes.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
 	since := ev.FirstTimestamp.Time
 	now := s.clk.Now()
@@ -391,12 +353,12 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, hol
 	s.mu.Unlock()
 	change := ev.Reason == types.ReasonAdded || ev.Reason == types.ReasonUpdated
 	if !change && ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
-		return old.uid, 0
+		return old.uid, "", 0
 	}
 	pod, err := s.getMirror(ctx, key)
 	if err != nil && !apierrors.IsNotFound(err) {
 		// Forbidden, unreachable: keep what we knew.
-		return old.uid, 0
+		return old.uid, "", 0
 	}
 	if pod != nil {
 		uid = ktypes.UID(pod.Annotations[MirrorAnnotation])
@@ -406,26 +368,28 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid ktypes.UID, hol
 		// may be the old pod's. The read from before the change is kept
 		// until the new pod is found, to compare with.
 		created := pod != nil && pod.CreationTimestamp.Time.After(since)
-		replaced := ok && old.at.Before(since) && uid != old.uid
+		before := ok && old.at.Before(since)
 		switch {
+		case uid == "" && before:
+			return "", old.uid, addedWait
 		case uid == "":
-			return "", addedWait
-		case !created && !replaced:
-			return uid, s.opts.MirrorWait
+			return "", "", addedWait
+		case !created && !(before && uid != old.uid):
+			return uid, uid, s.opts.MirrorWait
 		}
 		s.remember(key, uid)
-		return uid, 0
+		return uid, "", 0
 	}
 	s.remember(key, uid)
 	switch {
 	case ev.Reason == types.ReasonAdded && uid == "":
-		return "", addedWait
+		return "", "", addedWait
 	case ev.Reason == types.ReasonRemoved && uid == "":
 		// The kubelet deletes the mirror pod of a removed static pod: the
 		// last known hash still names it.
-		return old.uid, 0
+		return old.uid, "", 0
 	}
-	return uid, 0
+	return uid, "", 0
 }
 
 func (s *Sink) remember(key ktypes.NamespacedName, uid ktypes.UID) {

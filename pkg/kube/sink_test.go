@@ -379,7 +379,7 @@ func TestNoMirrorPodStillWrites(t *testing.T) {
 }
 
 // change is a StaticPodAdded or StaticPodUpdated first seen at first,
-// which the API sink holds back until the kubelet made the mirror pod for it.
+// which the API sink moves to the mirror pod the kubelet makes for it.
 func change(name, reason string, first time.Time) *v1.Event {
 	ev := podEvent(name, 1)
 	ev.Reason, ev.Message = reason, "changed"
@@ -391,111 +391,6 @@ func mirrorCreatedAt(hash string, at time.Time) *v1.Pod {
 	p := mirrorPod(hash)
 	p.CreationTimestamp = metav1.NewTime(at)
 	return p
-}
-
-// The kubelet creates the mirror pod once it syncs the static pod: a
-// StaticPodAdded written before then is held back (NotYet, nothing
-// created), so `kubectl describe pod`, which selects by the mirror pod's
-// config hash, shows it.
-func TestAddedHeldUntilTheMirrorPod(t *testing.T) {
-	s, cs, _ := newTestSink(t)
-	ctx := context.Background()
-	ev := change("e.11", types.ReasonAdded, t0)
-	if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
-		t.Fatalf("write before the mirror pod: %v, want ErrNotYet", err)
-	}
-	if _, err := cs.CoreV1().Events("kube-system").Get(ctx, "e.11", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the Event was created before its mirror pod: %v", err)
-	}
-	if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorPod("hash1"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, ev, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.11"); got.InvolvedObject.UID != "hash1" {
-		t.Errorf("uid = %q, want hash1, the mirror pod's", got.InvolvedObject.UID)
-	}
-}
-
-// Without a mirror pod (a kubelet without an API server, a namespace the
-// cluster lacks) a StaticPodAdded, and a StaticPodUpdated that finds none
-// either (none is coming), is written addedWait after it was first held
-// back, without a uid, and giving up is logged.
-func TestWithoutMirrorPodHeldAtMostAddedWait(t *testing.T) {
-	for _, reason := range []string{types.ReasonAdded, types.ReasonUpdated} {
-		t.Run(reason, func(t *testing.T) {
-			s, cs, lb := newTestSink(t)
-			clk := s.clk.(*clocktesting.FakeClock)
-			ctx := context.Background()
-			ev := change("e.12", reason, t0)
-			for clk.Since(t0) < addedWait {
-				if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
-					t.Fatalf("write %v after the first: %v, want ErrNotYet", clk.Since(t0), err)
-				}
-				clk.Step(time.Second)
-			}
-			if err := s.Write(ctx, ev, false); err != nil {
-				t.Fatal(err)
-			}
-			if got := getEvent(t, cs, "kube-system", "e.12"); got.InvolvedObject.UID != "" {
-				t.Errorf("uid = %q, want none", got.InvolvedObject.UID)
-			}
-			if !strings.Contains(lb.String(), "no mirror pod") {
-				t.Errorf("giving up on the mirror pod was not logged:\n%s", lb.String())
-			}
-		})
-	}
-}
-
-// After an update the kubelet deletes the mirror pod and creates the new
-// one when it starts the new pod, seconds later: the StaticPodUpdated is
-// held back until a mirror pod created since the change, or with another
-// hash than the one seen before it, is there.
-func TestUpdatedHeldUntilTheNewMirrorPod(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		cached bool // the sink read the old mirror pod before the change
-	}{{"old hash known", true}, {"after a restart", false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			old := mirrorCreatedAt("hash1", t0.Add(-time.Hour))
-			s, cs, _ := newTestSink(t, old)
-			clk := s.clk.(*clocktesting.FakeClock)
-			ctx := context.Background()
-			if tc.cached {
-				if err := s.Write(ctx, podEvent("e.13", 1), false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			clk.Step(time.Second)
-			up := change("e.14", types.ReasonUpdated, clk.Now())
-			if err := s.Write(ctx, up, false); !errors.Is(err, events.ErrNotYet) {
-				t.Fatalf("write under the old mirror pod: %v, want ErrNotYet", err)
-			}
-			if err := cs.CoreV1().Pods("kube-system").Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Write(ctx, up, false); !errors.Is(err, events.ErrNotYet) {
-				t.Fatalf("write with no mirror pod: %v, want ErrNotYet", err)
-			}
-			clk.Step(14 * time.Second)
-			// Recreated within the second of the change it is told apart
-			// only by its hash, from the read before the change.
-			created := clk.Now()
-			if tc.cached {
-				created = up.FirstTimestamp.Time
-			}
-			if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorCreatedAt("hash2", created), metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Write(ctx, up, false); err != nil {
-				t.Fatal(err)
-			}
-			if got := getEvent(t, cs, "kube-system", "e.14"); got.InvolvedObject.UID != "hash2" {
-				t.Errorf("uid = %q, want hash2, the new mirror pod's", got.InvolvedObject.UID)
-			}
-		})
-	}
 }
 
 func TestRestoreListsOnlyWhatLocalLacks(t *testing.T) {

@@ -60,7 +60,8 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-// agent is a Recorder delivering to the API sink, as cmd/podwatch wires it.
+// agent is a Recorder delivering to the API sink, and the sink's Run, as
+// pkg/agent wires them.
 type agent struct {
 	rec    *events.Recorder
 	client kube.API
@@ -69,8 +70,14 @@ type agent struct {
 }
 
 // startAgent runs a Recorder delivering to the API sink, after the extra
-// sinks given.
+// sinks given, and the sink's Run.
 func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event, extra ...events.Registration) *agent {
+	t.Helper()
+	return startAgentWith(t, cfg, func(*events.Options) {}, restore, extra...)
+}
+
+// startAgentWith is startAgent with the Recorder's options changed by opt.
+func startAgentWith(t *testing.T, cfg *rest.Config, opt func(*events.Options), restore []v1.Event, extra ...events.Registration) *agent {
 	t.Helper()
 	client, err := kube.NewClient(cfg)
 	if err != nil {
@@ -82,7 +89,7 @@ func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event, extra ...eve
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := events.New(events.Options{
+	evOpts := events.Options{
 		Host:         node,
 		KeyInterval:  20 * time.Millisecond,
 		QPS:          100,
@@ -90,13 +97,17 @@ func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event, extra ...eve
 		RetryInitial: 100 * time.Millisecond,
 		RetryMax:     time.Second,
 		WriteTimeout: 5 * time.Second,
-	}, clock.RealClock{}, log, append(extra, events.DeliverTo("api", sink)), restore)
+	}
+	opt(&evOpts)
+	rec, err := events.New(evOpts, clock.RealClock{}, log, append(extra, events.DeliverTo("api", sink)), restore)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rec.Run(ctx) }()
+	moving := make(chan error, 1)
+	go func() { moving <- sink.Run(ctx) }()
 	var once sync.Once
 	a := &agent{rec: rec, client: client, log: lb}
 	a.stop = func() {
@@ -104,6 +115,9 @@ func startAgent(t *testing.T, cfg *rest.Config, restore []v1.Event, extra ...eve
 			cancel()
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 				t.Errorf("Run: %v", err)
+			}
+			if err := <-moving; err != nil {
+				t.Errorf("sink Run: %v", err)
 			}
 			fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer fcancel()
