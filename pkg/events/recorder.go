@@ -248,7 +248,7 @@ func (r *Recorder) replayed(o *Occurrence, now time.Time) *entry {
 		return nil
 	}
 	gk := groupKeyOf(o)
-	e, found := r.events.get(plainKey(gk, o.Message), now)
+	e, found := r.events.get(plainKey(gk, o), now)
 	if !found {
 		e, found = r.events.get(combinedKey(gk), now)
 	}
@@ -281,7 +281,7 @@ func (r *Recorder) ForgetReplays(keep func(obj v1.ObjectReference) bool) {
 func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	r.stats.Recorded++
 	gk := groupKeyOf(o)
-	key := plainKey(gk, o.Message)
+	key := plainKey(gk, o)
 	var g *group
 	if r.opts.AggregateMax > 0 {
 		var ok bool
@@ -291,7 +291,7 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 			r.groups.add(gk, g, now)
 		}
 		g.seen(now)
-		if g.admit(maphash.String(r.seed, o.Message), r.opts.AggregateMax) {
+		if g.admit(maphash.String(r.seed, identity(o)), r.opts.AggregateMax) {
 			key = combinedKey(gk)
 			r.stats.Combined++
 		}
@@ -300,10 +300,16 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	if ok {
 		e.count++
 		e.last = now
+		// One key may be worded another way each time (a hedge, a temp
+		// file's name, the latest error of an invalid file): the Event
+		// says its latest occurrence.
+		e.message = o.Message
 	} else {
 		e = r.newEntry(o, now)
 		if key.combined {
 			e.file = gk.file
+		} else {
+			e.key = o.Key
 		}
 		r.events.add(key, e, now)
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -304,18 +303,20 @@ func namespaceGone(err error) bool {
 	return apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)
 }
 
-// patch sends the count and lastTimestamp (and the message of a combined
-// Event, which takes the latest one), and the change last counted on it
+// patch sends the count, lastTimestamp and message (an Event says its
+// latest occurrence, however worded), and the change last counted on it
 // (events.AnnotationChange), which a warm start reads back to recognise a
 // replay. A merge patch: these are scalars, and the one annotation is
 // merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
+	msg := ev.Message
+	if ns != ev.Namespace {
+		msg = retargetedMessage(ev)
+	}
 	p := map[string]any{
 		"count":         ev.Count,
 		"lastTimestamp": ev.LastTimestamp,
-	}
-	if strings.HasPrefix(ev.Message, events.CombinedPrefix) {
-		p["message"] = ev.Message
+		"message":       msg,
 	}
 	if mark, ok := ev.Annotations[events.AnnotationChange]; ok {
 		p["metadata"] = map[string]any{"annotations": map[string]string{events.AnnotationChange: mark}}
@@ -352,7 +353,7 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, hold t
 		pod := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
 		out.Namespace = metav1.NamespaceDefault
 		out.InvolvedObject = events.NodeRef(s.opts.Node)
-		out.Message = "pod " + pod + ": " + ev.Message
+		out.Message = retargetedMessage(ev)
 		if out.Annotations == nil {
 			out.Annotations = map[string]string{}
 		}
@@ -363,6 +364,12 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, hold t
 		out.InvolvedObject.UID, hold = s.mirrorFor(ctx, ev)
 	}
 	return out, hold
+}
+
+// retargetedMessage is the message of ev re-targeted at the Node, which
+// names the pod it is about.
+func retargetedMessage(ev *v1.Event) string {
+	return "pod " + ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name + ": " + ev.Message
 }
 
 // mirrorFor returns the uid Pod Event ev is to carry: its mirror pod's

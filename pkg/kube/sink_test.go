@@ -545,3 +545,21 @@ func TestErrorsCarryTheirCode(t *testing.T) {
 		t.Fatalf("code of a plain error = %q", got)
 	}
 }
+
+// The message of an Event follows its latest occurrence: each patch sends
+// it.
+func TestPatchSendsTheLatestMessage(t *testing.T) {
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"))
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.m", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	ev := podEvent("e.m", 2)
+	ev.Message = "started again, worded otherwise"
+	if err := s.Write(ctx, ev, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.m"); got.Count != 2 || got.Message != ev.Message {
+		t.Errorf("event x%d %q, want x2 %q", got.Count, got.Message, ev.Message)
+	}
+}
