@@ -95,6 +95,9 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 	} else {
 		r.events.add(key, e, last)
 	}
+	if o.Key == "" && !combined {
+		r.unkeyed(gk, key, ev)
+	}
 	r.lastNanos = max(r.lastNanos, nameNanos(ev.Name))
 
 	if r.opts.AggregateMax <= 0 || now.Sub(last) > r.opts.AggregateInterval {

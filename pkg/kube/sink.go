@@ -304,10 +304,11 @@ func namespaceGone(err error) bool {
 }
 
 // patch sends the count, lastTimestamp and message (an Event says its
-// latest occurrence, however worded), and the change last counted on it
+// latest occurrence, however worded), the change last counted on it
 // (events.AnnotationChange), which a warm start reads back to recognise a
-// replay. A merge patch: these are scalars, and the one annotation is
-// merged into the others.
+// replay, and its key (events.AnnotationKey), which an Event an earlier
+// release wrote gets once this one continues it. A merge patch: these are
+// scalars, and the annotations are merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	msg := ev.Message
 	if ns != ev.Namespace {
@@ -318,8 +319,14 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 		"lastTimestamp": ev.LastTimestamp,
 		"message":       msg,
 	}
-	if mark, ok := ev.Annotations[events.AnnotationChange]; ok {
-		p["metadata"] = map[string]any{"annotations": map[string]string{events.AnnotationChange: mark}}
+	ann := map[string]string{}
+	for _, k := range []string{events.AnnotationChange, events.AnnotationKey} {
+		if v, ok := ev.Annotations[k]; ok {
+			ann[k] = v
+		}
+	}
+	if len(ann) > 0 {
+		p["metadata"] = map[string]any{"annotations": ann}
 	}
 	body, err := json.Marshal(p)
 	if err != nil {
