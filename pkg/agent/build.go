@@ -92,7 +92,10 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 			sinks = append(sinks, events.DeliverTo("store", p.st).WithLimits(storeLimits()))
 		}
 		restore = p.st.Events()
-		state = published.Load(opts.StateDir, log)
+		if state, err = published.Load(opts.StateDir, log); err != nil {
+			p.close()
+			return nil, err
+		}
 	}
 	kubeSinks, restore, api, err := setupKube(ctx, opts.Kube, opts.NodeName, clk, log, restore, publishedRefs(state)...)
 	if err != nil {

@@ -285,7 +285,7 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 // kubelet's relist seen until then stopped.
 func relistLost(node, path string, p types.RelistPhase) events.Occurrence {
 	return events.Occurrence{
-		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonKubeletRelistLost,
+		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonKubeletRelistLost, Key: path,
 		Message: fmt.Sprintf("the kubelet's relist of %s, every %v, was last seen at %s and has stopped: the kubelet may be down or reading another folder",
 			path, p.Period, p.Last.UTC().Format(time.RFC3339)),
 	}
@@ -324,5 +324,5 @@ func occurrence(ch types.Change) events.Occurrence {
 	if ch.Object.Kind == types.KindPod {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
-	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File, Change: ch.ID}
+	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File, Key: ch.Key, Change: ch.ID}
 }

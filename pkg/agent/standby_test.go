@@ -137,7 +137,10 @@ func writePod(t *testing.T, dir, image string) {
 // publishedImage is the image of the pod in the state dir's published
 // state, or "".
 func publishedImage(state string) string {
-	s := published.Load(state, slog.New(slog.DiscardHandler))
+	s, err := published.Load(state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return ""
+	}
 	for _, p := range s.Pods {
 		var pod v1.Pod
 		if json.Unmarshal(p.JSON, &pod) == nil && len(pod.Spec.Containers) > 0 {

@@ -92,6 +92,7 @@ func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) typ
 	}
 	return types.Change{
 		Type: v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
+		Key: problemKey("may-have-restarted/"+key, "", file),
 		Message: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
 			ran, sign.says(), which, r.first.UTC().Format(time.RFC3339Nano)),
 	}

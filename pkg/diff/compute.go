@@ -213,7 +213,7 @@ func (c *computation) run() {
 	case c.snap.PathErr != nil && errors.Is(c.snap.PathErr, fs.ErrNotExist):
 		// The kubelet's relist sends an empty pod list: every pod goes.
 		c.problem("path", time.Time{}, false, types.Change{
-			Type: v1.EventTypeWarning, Reason: types.ReasonPathMissing, Object: c.node(),
+			Type: v1.EventTypeWarning, Reason: types.ReasonPathMissing, Object: c.node(), Key: problemKey("path", "not-exist"),
 			Message: fmt.Sprintf("manifest path %s does not exist: the kubelet runs no static pods from it", c.opts.Path),
 		})
 		desired = map[string]want{}
@@ -223,7 +223,7 @@ func (c *computation) run() {
 	case c.snap.PathErr != nil:
 		// podwatch's own failure, not the kubelet's verdict: keep the pods.
 		c.problem("path", time.Time{}, false, types.Change{
-			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(),
+			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), Key: problemKey("path", fault(c.snap.PathErr)),
 			Message: fmt.Sprintf("cannot read manifest path %s: %v; keeping the last known static pods", c.opts.Path, c.snap.PathErr),
 		})
 		return
@@ -275,6 +275,7 @@ func (c *computation) desired() map[string]want {
 		winner := fs[len(fs)-1]
 		c.problem("duplicate/"+key, since, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonDuplicate, Object: podObject(key), File: winner.Name,
+			Key: problemKey("duplicate/"+key, "", names...),
 			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) at each relist, and shadows the others; "+
 				"but a write, chmod or delete of one still acts on the kubelet's watch, and restarts (or stops) the pod until its next relist",
 				key, strings.Join(names, ", "), winner.Name),
@@ -343,6 +344,7 @@ func (c *computation) fileProblem(f *types.File) bool {
 	case f.ReadErr != nil:
 		c.problem("unreadable/"+f.Name, f.ChangedAt, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), File: f.Name,
+			Key:     problemKey("unreadable/"+f.Name, fault(f.ReadErr)),
 			Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
 		})
 		return true
@@ -353,11 +355,13 @@ func (c *computation) fileProblem(f *types.File) bool {
 		}
 		c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
+			Key:     problemKey("invalid/"+f.Name, fault(f.Err)),
 			Message: msg,
 		})
 	case f.Pod != nil && len(f.Pod.Ignored) > 0:
 		c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonIgnored, Object: c.node(), File: f.Name,
+			Key:     problemKey("ignored/"+f.Name, ""),
 			Message: ignoredMessage(f),
 		})
 	}
@@ -415,6 +419,7 @@ func (c *computation) add(key string, f *types.File) {
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: maySkip,
 		ID:      changeID(key, types.OpAdd, f),
+		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
 		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
 	})
 }
@@ -521,6 +526,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: c.changeAt(key, f, fileChanged), Back: c.takeBack(key, f, fileChanged), MaySkip: maySkip,
 		ID:      changeID(key, types.OpUpdate, f),
+		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
 		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
 	if shadow {
@@ -644,6 +650,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 	c.emit(types.Change{
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: maySkip,
 		ID:      changeID(key, types.OpRemove, nil),
+		Key:     transition(types.ReasonRemoved, file, p.identity(), ""),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
 }
@@ -914,6 +921,7 @@ func (c *computation) revive(key string, p PodState) {
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: bounced,
 		ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
+		Key:     transition(types.ReasonAdded, p.File, "", p.identity()),
 		Message: msg,
 	})
 }
@@ -932,7 +940,7 @@ func (c *computation) watchProblem() {
 			c.opts.Path, types.MissingPathRetry, types.MissingPathRetry)
 	}
 	c.problem("watch", time.Time{}, true, types.Change{
-		Type: v1.EventTypeWarning, Reason: types.ReasonWatchDegraded, Object: c.node(), Message: msg,
+		Type: v1.EventTypeWarning, Reason: types.ReasonWatchDegraded, Object: c.node(), Key: problemKey("watch", fault(w.Err)), Message: msg,
 	})
 }
 

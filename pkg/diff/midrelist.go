@@ -239,7 +239,8 @@ func (c *computation) bounces(desired map[string]want) {
 		delete(c.next.Pods, key)
 		c.emit(types.Change{
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: b.may,
-			ID: changeID(key, types.OpRemove, nil), Message: b.message(key),
+			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, b.file, p.identity(), ""),
+			Message: b.message(key),
 		})
 		if w.file == nil {
 			desired[key] = want{keep: p, revive: true} // from its last good parse

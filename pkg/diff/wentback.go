@@ -31,11 +31,13 @@ func (c *computation) wentBack() {
 	for _, key := range slices.Sorted(maps.Keys(c.kv.wentBack)) {
 		w := c.kv.wentBack[key]
 		delete(c.kv.wentBack, key)
-		if _, ok := c.next.Pods[key]; !ok {
+		p, ok := c.next.Pods[key]
+		if !ok {
 			continue
 		}
 		c.emit(types.Change{
 			Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: w.file, At: w.at,
+			Key: transition(types.ReasonUpdated, w.file, "watch:"+w.then, p.identity()),
 			Message: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
 				w.file, w.at.UTC().Format(time.RFC3339Nano), key, w.file, w.then),
 		})

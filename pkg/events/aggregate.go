@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// group tracks the distinct messages of one aggregation group while it is
+// group tracks the distinct Events (keys, or messages for occurrences
+// without a key) of one aggregation group while it is
 // active (see Options.AggregateInterval); the cache drops it when idle,
 // which is what resets it.
 //
@@ -18,8 +19,8 @@ import (
 // keep counting on their own Events: which Event a repeat lands on does not
 // depend on chance.
 type group struct {
-	// msgs are hashes of the messages that have their own Event; a 64-bit
-	// hash keeps a group small whatever the message lengths.
+	// msgs are hashes of the keys (or messages) that have their own Event;
+	// a 64-bit hash keeps a group small whatever their lengths.
 	msgs []uint64
 	// collapsed is set once a combined Event exists for the group.
 	collapsed bool

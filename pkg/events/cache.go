@@ -19,7 +19,10 @@ type ttlCache[K comparable, V any] struct {
 	// expiring is set while the cache itself removes an idle node, so the
 	// eviction callback can tell expiry from the size cap.
 	expiring bool
-	onEvict  func(v V, expired bool)
+	// moving is set while rekey takes a node out to put it back under
+	// another key: that is no eviction.
+	moving  bool
+	onEvict func(v V, expired bool)
 }
 
 type node[K comparable, V any] struct {
@@ -38,7 +41,7 @@ func newTTLCache[K comparable, V any](size int, ttl time.Duration, onEvict func(
 func (c *ttlCache[K, V]) evicted(_ lru.Key, v any) {
 	n := v.(*node[K, V])
 	c.unlink(n)
-	if c.onEvict != nil {
+	if c.onEvict != nil && !c.moving {
 		c.onEvict(n.val, c.expiring)
 	}
 }
@@ -87,6 +90,18 @@ func (c *ttlCache[K, V]) expire(n *node[K, V]) {
 	c.expiring = true
 	c.lru.Remove(n.key)
 	c.expiring = false
+}
+
+// rekey moves the value under from to to, seen at now.
+func (c *ttlCache[K, V]) rekey(from, to K, now time.Time) {
+	v, ok := c.lru.Get(from)
+	if !ok {
+		return
+	}
+	c.moving = true
+	c.lru.Remove(from)
+	c.moving = false
+	c.add(to, v.(*node[K, V]).val, now)
 }
 
 func (c *ttlCache[K, V]) len() int { return c.lru.Len() }

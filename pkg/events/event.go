@@ -26,6 +26,12 @@ const AnnotationFile = "podwatch.io/file"
 // recomputes as one already counted (see Recorder.Record).
 const AnnotationChange = "podwatch.io/change"
 
+// AnnotationKey is on an Event counted by a key (Occurrence.Key): the key
+// itself, which a restart reads back, from the local store or the API, so
+// that an occurrence of the same thing continues the Event however this
+// release or the one before words it.
+const AnnotationKey = "podwatch.io/key"
+
 // CombinedPrefix starts the message of an Event that stands for many
 // similar ones, as in client-go.
 const CombinedPrefix = "(combined from similar events): "
@@ -61,6 +67,14 @@ type Occurrence struct {
 	// files stay ten Events while one file whose error keeps changing is
 	// combined.
 	File string
+	// Key identifies what happened, within its object, type and reason,
+	// apart from how the message words it: for a pod change its transition
+	// (the file and the config it moves from and to), for a problem its
+	// files and the kind of fault. Occurrences with one Key are counted on
+	// one Event, whose message follows the latest of them; hedges and
+	// random names (an editor's temp file) never enter it. Empty: the
+	// message is the key.
+	Key string
 	// Change identifies the pod change reported (types.Change.ID), empty
 	// for anything else. An occurrence whose Change is the one last counted
 	// for its object before a restart is a replay: it is not counted again.
@@ -131,6 +145,7 @@ type entry struct {
 	reason  string
 	message string // current message; a combined Event takes the latest
 	file    string // set for file-scoped reasons, for AnnotationFile
+	key     string // Occurrence.Key of a plain Event, for AnnotationKey
 	name    string
 	first   time.Time
 	last    time.Time
@@ -164,14 +179,17 @@ func (e *entry) event(host string) *v1.Event {
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
-	if e.file != "" || e.mark != "" {
-		ev.Annotations = make(map[string]string, 1)
+	if e.file != "" || e.mark != "" || e.key != "" {
+		ev.Annotations = make(map[string]string, 2)
 	}
 	if e.file != "" {
 		ev.Annotations[AnnotationFile] = e.file
 	}
 	if e.mark != "" {
 		ev.Annotations[AnnotationChange] = e.mark
+	}
+	if e.key != "" {
+		ev.Annotations[AnnotationKey] = e.key
 	}
 	return ev
 }

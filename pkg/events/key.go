@@ -19,11 +19,13 @@ type groupKey struct {
 }
 
 // eventKey identifies one Event: the Event minus timestamps and count. A
-// plain Event is its group (without file) plus its message; a combined
-// Event is its group (with file) and no message, so every later similar
+// plain Event is its group (without file) plus what happened: the
+// occurrence's key (Occurrence.Key) when it has one, its message otherwise.
+// A combined Event is its group (with file) alone, so every later similar
 // occurrence lands on it.
 type eventKey struct {
 	group    groupKey
+	key      string
 	message  string
 	combined bool
 }
@@ -44,9 +46,24 @@ func groupKeyOf(o *Occurrence) groupKey {
 	return g
 }
 
-func plainKey(g groupKey, message string) eventKey {
+// plainKey is the key of o's own Event in group g: by o.Key, so that
+// rewording, hedges and random names do not split it, or by the message
+// for an occurrence that has no key.
+func plainKey(g groupKey, o *Occurrence) eventKey {
 	g.file = ""
-	return eventKey{group: g, message: message}
+	if o.Key != "" {
+		return eventKey{group: g, key: o.Key}
+	}
+	return eventKey{group: g, message: o.Message}
+}
+
+// identity is what tells o's Event from the others of its group: its key,
+// or its message when it has none.
+func identity(o *Occurrence) string {
+	if o.Key != "" {
+		return o.Key
+	}
+	return o.Message
 }
 
 func combinedKey(g groupKey) eventKey {

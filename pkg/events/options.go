@@ -44,9 +44,9 @@ type Options struct {
 	// Event. Keep it at or below the apiserver's --event-ttl, or counts would
 	// continue on Events the API has already deleted.
 	TTL time.Duration
-	// AggregateMax is how many distinct messages for one object, type and
-	// reason (and file, for file-scoped reasons) make the next distinct ones
-	// collapse into one "(combined from similar events)" Event. Negative
+	// AggregateMax is how many distinct keys (Occurrence.Key, else the
+	// message) for one object, type and reason (and file, for file-scoped
+	// reasons) make the next distinct ones collapse into one "(combined from similar events)" Event. Negative
 	// turns aggregation off.
 	AggregateMax int
 	// AggregateInterval resets an aggregation group idle for longer.
@@ -93,7 +93,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.TTL, "event-ttl", o.TTL,
 		"Forget an Event not seen for this long; keep at or below the apiserver's --event-ttl.")
 	fs.IntVar(&o.AggregateMax, "event-aggregate-max", o.AggregateMax,
-		"Distinct messages for one object and reason after which further ones are combined into one Event (negative: never).")
+		"Distinct happenings (a pod's transitions, a file's faults) for one object and reason after which further ones are combined into one Event (negative: never).")
 	fs.DurationVar(&o.AggregateInterval, "event-aggregate-interval", o.AggregateInterval,
 		"Idle time after which similar events are counted afresh for combining.")
 	fs.DurationVar(&o.KeyInterval, "event-key-interval", o.KeyInterval,

@@ -56,6 +56,9 @@ type Recorder struct {
 	// a replay. Each entry goes at the object's first change occurrence, or
 	// by ForgetReplays.
 	replays map[objectKey]string
+	// legacy holds the restored Events without a key (see legacy.go) by
+	// group and the file they are about, "" where it cannot be told.
+	legacy map[groupKey][]unkeyedEvent
 
 	// waiting, when set by tests, is told each time a delivery goroutine is
 	// about to block, with the time until its next write (0: nothing queued).
@@ -248,7 +251,7 @@ func (r *Recorder) replayed(o *Occurrence, now time.Time) *entry {
 		return nil
 	}
 	gk := groupKeyOf(o)
-	e, found := r.events.get(plainKey(gk, o.Message), now)
+	e, found := r.lookup(gk, plainKey(gk, o), o, now)
 	if !found {
 		e, found = r.events.get(combinedKey(gk), now)
 	}
@@ -281,7 +284,7 @@ func (r *Recorder) ForgetReplays(keep func(obj v1.ObjectReference) bool) {
 func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	r.stats.Recorded++
 	gk := groupKeyOf(o)
-	key := plainKey(gk, o.Message)
+	key := plainKey(gk, o)
 	var g *group
 	if r.opts.AggregateMax > 0 {
 		var ok bool
@@ -291,19 +294,25 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 			r.groups.add(gk, g, now)
 		}
 		g.seen(now)
-		if g.admit(maphash.String(r.seed, o.Message), r.opts.AggregateMax) {
+		if g.admit(maphash.String(r.seed, identity(o)), r.opts.AggregateMax) {
 			key = combinedKey(gk)
 			r.stats.Combined++
 		}
 	}
-	e, ok := r.events.get(key, now)
+	e, ok := r.lookup(gk, key, o, now)
 	if ok {
 		e.count++
 		e.last = now
+		// One key may be worded another way each time (a hedge, a temp
+		// file's name, the latest error of an invalid file): the Event
+		// says its latest occurrence.
+		e.message = o.Message
 	} else {
 		e = r.newEntry(o, now)
 		if key.combined {
 			e.file = gk.file
+		} else {
+			e.key = o.Key
 		}
 		r.events.add(key, e, now)
 	}
@@ -316,6 +325,19 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 		delete(r.replays, objectKeyOf(o))
 	}
 	return e
+}
+
+// lookup finds the Event cached under key, or for a plain key one of the
+// restored Events without a key that o continues.
+func (r *Recorder) lookup(gk groupKey, key eventKey, o *Occurrence, now time.Time) (*entry, bool) {
+	if e, ok := r.events.get(key, now); ok {
+		return e, true
+	}
+	if key.combined {
+		return nil, false
+	}
+	e := r.continued(gk, key, o, now)
+	return e, e != nil
 }
 
 func (r *Recorder) newEntry(o *Occurrence, now time.Time) *entry {

@@ -41,14 +41,14 @@ func (r *Recorder) restore(evs []v1.Event, now time.Time) {
 // Events restored so far carry, so that the object's replay candidate is
 // the last change counted for it, whichever of its Events holds it.
 func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]uint64) {
-	o := Occurrence{Object: ev.InvolvedObject, Type: ev.Type, Reason: ev.Reason, Message: ev.Message}
+	o := Occurrence{Object: ev.InvolvedObject, Type: ev.Type, Reason: ev.Reason, Message: ev.Message, Key: ev.Annotations[AnnotationKey]}
 	o.Object.ResourceVersion = ""
 	if fileScoped(ev.Reason) {
 		o.File = ev.Annotations[AnnotationFile]
 	}
 	gk := groupKeyOf(&o)
-	msg, combined := strings.CutPrefix(ev.Message, CombinedPrefix)
-	key := plainKey(gk, ev.Message)
+	_, combined := strings.CutPrefix(ev.Message, CombinedPrefix)
+	key := plainKey(gk, &o)
 	if combined {
 		key = combinedKey(gk)
 	}
@@ -62,6 +62,7 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		first:   ev.FirstTimestamp.Time,
 		last:    last,
 		count:   ev.Count,
+		key:     o.Key,
 	}
 	if fileScoped(ev.Reason) {
 		e.file = o.File
@@ -94,6 +95,9 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 	} else {
 		r.events.add(key, e, last)
 	}
+	if o.Key == "" && !combined {
+		r.unkeyed(gk, key, ev)
+	}
 	r.lastNanos = max(r.lastNanos, nameNanos(ev.Name))
 
 	if r.opts.AggregateMax <= 0 || now.Sub(last) > r.opts.AggregateInterval {
@@ -112,7 +116,7 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		g.collapsed = true
 		return
 	}
-	h := maphash.String(r.seed, msg)
+	h := maphash.String(r.seed, identity(&o))
 	if !slices.Contains(g.msgs, h) && len(g.msgs) < r.opts.AggregateMax-1 {
 		g.msgs = append(g.msgs, h)
 	}

@@ -110,7 +110,7 @@ func TestRestoredCacheKeepsNewest(t *testing.T) {
 		t.Fatalf("restored %d Events into a cache of 2", st.Events)
 	}
 	o := occ("R", "m4")
-	if e, ok := r.events.get(plainKey(groupKeyOf(&o), "m4"), t0); !ok || e.count != 3 {
+	if e, ok := r.events.get(plainKey(groupKeyOf(&o), &o), t0); !ok || e.count != 3 {
 		t.Fatal("the newest stored Event did not survive the cap")
 	}
 }

@@ -385,7 +385,10 @@ func explained(c types.FollowCause) bool {
 // report emits the outcome of t.
 func (f *Follower) report(ctx context.Context, t *target, ok bool, why string, took time.Duration) {
 	name, file := t.ch.Object.Name, t.ch.File
-	ch := types.Change{Type: v1.EventTypeNormal, Object: t.ch.Object, File: file}
+	// Keyed by the change followed: an edit flipped back and forth is two
+	// changes, each with the outcomes of its flips, whatever the timings
+	// and causes the messages say.
+	ch := types.Change{Type: v1.EventTypeNormal, Object: t.ch.Object, File: file, Key: t.ch.Key}
 	switch {
 	case ok && t.ch.Op == types.OpRemove:
 		ch.Reason = types.ReasonStopped

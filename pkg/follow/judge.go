@@ -517,6 +517,7 @@ func (f *Follower) reportRestart(ctx context.Context, key string, sb *runtimeapi
 	f.record(ctx, types.Change{
 		Type: v1.EventTypeWarning, Reason: types.ReasonRestarting,
 		Object:  types.Object{Kind: types.KindPod, Namespace: ns, Name: pod},
+		Key:     name + "/" + string(sandboxUID(sb)),
 		Message: fmt.Sprintf("container %s of %s (UID %s) restarted with no manifest change%s", name, pod, sandboxUID(sb), last),
 	}, 0)
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,21 +263,30 @@ func namespaceGone(err error) bool {
 	return apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)
 }
 
-// patch sends the count and lastTimestamp (and the message of a combined
-// Event, which takes the latest one), and the change last counted on it
+// patch sends the count, lastTimestamp and message (an Event says its
+// latest occurrence, however worded), the change last counted on it
 // (events.AnnotationChange), which a warm start reads back to recognise a
-// replay. A merge patch: these are scalars, and the one annotation is
-// merged into the others.
+// replay, and its key (events.AnnotationKey), which an Event an earlier
+// release wrote gets once this one continues it. A merge patch: these are
+// scalars, and the annotations are merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
+	msg := ev.Message
+	if ns != ev.Namespace {
+		msg = retargetedMessage(ev)
+	}
 	p := map[string]any{
 		"count":         ev.Count,
 		"lastTimestamp": ev.LastTimestamp,
+		"message":       msg,
 	}
-	if strings.HasPrefix(ev.Message, events.CombinedPrefix) {
-		p["message"] = ev.Message
+	ann := map[string]string{}
+	for _, k := range []string{events.AnnotationChange, events.AnnotationKey} {
+		if v, ok := ev.Annotations[k]; ok {
+			ann[k] = v
+		}
 	}
-	if mark, ok := ev.Annotations[events.AnnotationChange]; ok {
-		p["metadata"] = map[string]any{"annotations": map[string]string{events.AnnotationChange: mark}}
+	if len(ann) > 0 {
+		p["metadata"] = map[string]any{"annotations": ann}
 	}
 	body, err := json.Marshal(p)
 	if err != nil {
@@ -312,7 +320,7 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, stale 
 		pod := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
 		out.Namespace = metav1.NamespaceDefault
 		out.InvolvedObject = events.NodeRef(s.opts.Node)
-		out.Message = "pod " + pod + ": " + ev.Message
+		out.Message = retargetedMessage(ev)
 		if out.Annotations == nil {
 			out.Annotations = map[string]string{}
 		}
@@ -323,6 +331,12 @@ func (s *Sink) apiCopy(ctx context.Context, ev *v1.Event) (out *v1.Event, stale 
 		out.InvolvedObject.UID, stale, wait = s.mirrorFor(ctx, ev)
 	}
 	return out, stale, wait
+}
+
+// retargetedMessage is the message of ev re-targeted at the Node, which
+// names the pod it is about.
+func retargetedMessage(ev *v1.Event) string {
+	return "pod " + ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name + ": " + ev.Message
 }
 
 // mirrorFor returns the uid Pod Event ev is to carry now: its mirror pod's

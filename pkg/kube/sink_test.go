@@ -440,3 +440,24 @@ func TestErrorsCarryTheirCode(t *testing.T) {
 		t.Fatalf("code of a plain error = %q", got)
 	}
 }
+
+// The message of an Event follows its latest occurrence: each patch sends
+// it, with the Event's key.
+func TestPatchSendsTheLatestMessage(t *testing.T) {
+	s, cs, _ := newTestSink(t, mirrorPod("hash1"))
+	ctx := context.Background()
+	if err := s.Write(ctx, podEvent("e.m", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	// An Event written without a key (by an earlier release) gets it when
+	// this one continues it.
+	ev := podEvent("e.m", 2)
+	ev.Message = "started again, worded otherwise"
+	ev.Annotations = map[string]string{events.AnnotationKey: "k"}
+	if err := s.Write(ctx, ev, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := getEvent(t, cs, "kube-system", "e.m"); got.Count != 2 || got.Message != ev.Message || got.Annotations[events.AnnotationKey] != "k" {
+		t.Errorf("event x%d %q %v, want x2 %q with key k", got.Count, got.Message, got.Annotations, ev.Message)
+	}
+}

@@ -34,12 +34,17 @@ func shardName(i int) string { return fmt.Sprintf("pods-%02d.json", i) }
 // hash, not its JSON, so its next UPDATE says it cannot name the fields
 // rather than naming every hidden one as changed. A state.json that holds
 // the pods itself, as one written before the shards did, still gives them.
-// A state without a salt gets a new random one.
-func Load(dir string, log *slog.Logger) diff.State {
-	var state diff.State
-	err := store.LoadJSON(dir, StateFile, &state)
+// A state without a salt gets a new random one. A file a newer podwatch
+// wrote is read with a warning; the error is a *NewerError when one cannot
+// be read, and the caller must not go on to announce anything.
+func Load(dir string, log *slog.Logger) (diff.State, error) {
+	var file stateFile
+	err := load(dir, StateFile, &file, log)
+	state := file.State
 	switch {
 	case err == nil:
+	case errors.Is(err, ErrNewer):
+		return diff.State{}, err
 	case errors.Is(err, fs.ErrNotExist):
 		state = diff.State{}
 	default:
@@ -53,9 +58,12 @@ func Load(dir string, log *slog.Logger) diff.State {
 	pods := map[string]loaded{}
 	shards := 0
 	for i := range PodShards {
-		var part diff.State
-		err := store.LoadJSON(dir, shardName(i), &part)
+		var file stateFile
+		err := load(dir, shardName(i), &file, log)
+		part := file.State
 		switch {
+		case errors.Is(err, ErrNewer):
+			return diff.State{}, err
 		case errors.Is(err, fs.ErrNotExist):
 			continue
 		case err != nil:
@@ -98,7 +106,7 @@ func Load(dir string, log *slog.Logger) diff.State {
 			state.Salt = nil
 		}
 	}
-	return state
+	return state, nil
 }
 
 // shardWriter writes states as state.json and the shards that changed
@@ -150,7 +158,7 @@ func (w *shardWriter) write(s diff.State) error {
 			continue
 		}
 		// Every shard carries the salt, so losing state.json loses no digest.
-		if err := store.SaveJSON(w.dir, shardName(i), diff.State{Pods: parts[i], Salt: s.Salt}); err != nil {
+		if err := store.SaveJSON(w.dir, shardName(i), stateFile{Version, diff.State{Pods: parts[i], Salt: s.Salt}}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -158,7 +166,7 @@ func (w *shardWriter) write(s diff.State) error {
 	}
 	rest := s
 	rest.Pods = nil
-	if err := store.SaveJSON(w.dir, StateFile, rest); err != nil {
+	if err := store.SaveJSON(w.dir, StateFile, stateFile{Version, rest}); err != nil {
 		errs = append(errs, err)
 	}
 	w.remember(s, ok, len(errs) == 0)

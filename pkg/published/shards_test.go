@@ -48,7 +48,7 @@ func TestShardsRoundTripScrubbed(t *testing.T) {
 	if err := w.write(s); err != nil {
 		t.Fatal(err)
 	}
-	got := Load(dir, slog.New(slog.DiscardHandler))
+	got := mustLoad(t, dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 300 || got.Reported["x"] != "y" || string(got.Salt) != "salt" {
 		t.Fatalf("loaded %d pods, reported %v, salt %q", len(got.Pods), got.Reported, got.Salt)
 	}
@@ -86,7 +86,7 @@ func TestOneChangeRewritesOneShard(t *testing.T) {
 			t.Errorf("%s rewritten: %v, want %v", name, ino != before[name], want[name])
 		}
 	}
-	got := Load(dir, slog.New(slog.DiscardHandler))
+	got := mustLoad(t, dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 999 || got.Pods["kube-system/pod-0000"].Hash != "img:2" || got.Pods["kube-system/pod-0001"] != nil {
 		t.Fatalf("loaded %d pods; pod-0000 %+v; pod-0001 %+v", len(got.Pods), got.Pods["kube-system/pod-0000"], got.Pods["kube-system/pod-0001"])
 	}
@@ -123,7 +123,7 @@ func TestFailedShardIsWrittenAgain(t *testing.T) {
 	if err := w.write(next); err != nil {
 		t.Fatal(err)
 	}
-	got := Load(dir, slog.New(slog.DiscardHandler))
+	got := mustLoad(t, dir, slog.New(slog.DiscardHandler))
 	if p := got.Pods[key]; p == nil || p.Hash != "img:2" {
 		t.Fatalf("after the retry %s loads as %+v, want img:2", key, p)
 	}
@@ -135,7 +135,7 @@ func TestStateFromBeforeShardsStillLoads(t *testing.T) {
 	if err := store.SaveJSON(dir, StateFile, legacy); err != nil {
 		t.Fatal(err)
 	}
-	got := Load(dir, slog.New(slog.DiscardHandler))
+	got := mustLoad(t, dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 3 {
 		t.Fatalf("loaded %d pods from a state.json with pods and no shards, want 3", len(got.Pods))
 	}
@@ -153,7 +153,7 @@ func TestCorruptShardCostsOnlyItsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs testutil.LockedBuffer
-	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	got := mustLoad(t, dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	lost := 0
 	for k := range pods {
 		if shardOf(k) == bad {
@@ -181,7 +181,7 @@ func TestLostStateJSONKeepsTheSalt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs testutil.LockedBuffer
-	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	got := mustLoad(t, dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	if string(got.Salt) != "the-salt" {
 		t.Fatalf("salt %q after losing state.json, want the shards' %q", got.Salt, "the-salt")
 	}
@@ -213,7 +213,7 @@ func TestLostSaltDropsTheUncomparableJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := Load(dir, slog.New(slog.DiscardHandler))
+	got := mustLoad(t, dir, slog.New(slog.DiscardHandler))
 	if len(got.Pods) != 3 || len(got.Salt) == 0 {
 		t.Fatalf("%d pods, salt %q", len(got.Pods), got.Salt)
 	}
@@ -236,7 +236,7 @@ func TestCorruptStateJSONKeepsThePods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs testutil.LockedBuffer
-	got := Load(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	got := mustLoad(t, dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	if len(got.Pods) != 5 || string(got.Salt) != "salt" {
 		t.Fatalf("%d pods, salt %q after a corrupt state.json", len(got.Pods), got.Salt)
 	}

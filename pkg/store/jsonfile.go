@@ -111,6 +111,33 @@ func LoadJSON(dir, name string, v any) error {
 	return nil
 }
 
+// ReadJSON decodes dir/name into v as LoadJSON does, but leaves a file it
+// cannot decode where it is: for a file that may be valid to another
+// reader (a newer podwatch's), which must not be set aside. A missing file
+// returns an error matching fs.ErrNotExist; any other error names the file.
+func ReadJSON(dir, name string, v any) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, name)
+	f, err := openRegular(path)
+	if err != nil {
+		return fmt.Errorf("store: read %s: %w", path, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxJSONBytes+1))
+	_ = f.Close()
+	switch {
+	case err != nil:
+		return fmt.Errorf("store: read %s: %w", path, err)
+	case len(data) > maxJSONBytes:
+		return fmt.Errorf("store: read %s: larger than %d bytes", path, maxJSONBytes)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("store: read %s: %s", path, describeJSONError(err))
+	}
+	return nil
+}
+
 // describeJSONError says what was wrong without quoting the file's content,
 // which may hold secrets from pod specs.
 func describeJSONError(err error) string {

@@ -100,6 +100,14 @@ type Change struct {
 	// changes to the runtime reports it done when it sees it done, but
 	// never warns that it is not: the kubelet may rightly not make it.
 	MaySkip bool
+	// Key identifies what happened apart from its wording, for the event
+	// layer to count occurrences by (events.Occurrence.Key): for a pod
+	// change its transition (the pod's file and its config before and
+	// after), for a problem its files and the kind of fault. Words that
+	// vary from one occurrence of the same thing to the next (hedges, a
+	// temp file's random name, an error's text) never enter it. Empty: the
+	// message is the key.
+	Key string
 	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
 	// the published pod it leads to (file, content hash, restart identity;
 	// nothing for a REMOVE). A change recomputed after a restart from the
