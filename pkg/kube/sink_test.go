@@ -396,25 +396,30 @@ func mirrorCreatedAt(hash string, at time.Time) *v1.Pod {
 // The kubelet creates the mirror pod once it syncs the static pod: a
 // StaticPodAdded written before then is held back (NotYet, nothing
 // created), so `kubectl describe pod`, which selects by the mirror pod's
-// config hash, shows it.
+// config hash, shows it. A StaticPodFound (a first start, maybe a boot) is
+// held alike.
 func TestAddedHeldUntilTheMirrorPod(t *testing.T) {
-	s, cs, _ := newTestSink(t)
-	ctx := context.Background()
-	ev := change("e.11", types.ReasonAdded, t0)
-	if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
-		t.Fatalf("write before the mirror pod: %v, want ErrNotYet", err)
-	}
-	if _, err := cs.CoreV1().Events("kube-system").Get(ctx, "e.11", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the Event was created before its mirror pod: %v", err)
-	}
-	if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorPod("hash1"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, ev, false); err != nil {
-		t.Fatal(err)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.11"); got.InvolvedObject.UID != "hash1" {
-		t.Errorf("uid = %q, want hash1, the mirror pod's", got.InvolvedObject.UID)
+	for _, reason := range []string{types.ReasonAdded, types.ReasonFound} {
+		t.Run(reason, func(t *testing.T) {
+			s, cs, _ := newTestSink(t)
+			ctx := context.Background()
+			ev := change("e.11", reason, t0)
+			if err := s.Write(ctx, ev, false); !errors.Is(err, events.ErrNotYet) {
+				t.Fatalf("write before the mirror pod: %v, want ErrNotYet", err)
+			}
+			if _, err := cs.CoreV1().Events("kube-system").Get(ctx, "e.11", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("the Event was created before its mirror pod: %v", err)
+			}
+			if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorPod("hash1"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, ev, false); err != nil {
+				t.Fatal(err)
+			}
+			if got := getEvent(t, cs, "kube-system", "e.11"); got.InvolvedObject.UID != "hash1" {
+				t.Errorf("uid = %q, want hash1, the mirror pod's", got.InvolvedObject.UID)
+			}
+		})
 	}
 }
 
