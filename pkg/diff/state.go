@@ -30,7 +30,9 @@ type State struct {
 	// Inventory says nothing was ever published (no state on disk): the
 	// next step takes an inventory, each pod it finds a ReasonFound
 	// rather than an ADD, since the kubelet may have run them for long.
-	// The loader sets it; every step clears it. Not persisted.
+	// The loader sets it; every step clears it, so a file written just
+	// before the start, which waits to settle, is an ADD once it does: a
+	// write at the start, which the kubelet acts on. Not persisted.
 	Inventory bool `json:"-"`
 
 	// base is set when the step that made this State left it plain for the
