@@ -144,3 +144,30 @@ func TestFoundNotSupersededByNewerChange(t *testing.T) {
 		t.Fatalf("found %+v, want running", ch.Found)
 	}
 }
+
+// With the mirror pods alone (no runtime), a mirror pod created before
+// podwatch started is found running since its creationTimestamp, and one
+// created since says the kubelet starts it; both are read though neither
+// pod was known at start.
+func TestFoundFromMirrorPods(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		created time.Duration
+		want    types.FoundCase
+		words   string
+	}{
+		{"running", -48 * time.Hour, types.FoundRunning, "found running since "},
+		{"boot", 3 * time.Second, types.FoundStarting, "after podwatch started: the kubelet starts it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, m := newMirrorSourceHarness(t, Options{Deadline: deadline})
+			m.put(apiKey, mirror("hash1", tc.created, tc.created, running("c1", tc.created, 0)))
+			h.submitFound(0)
+			ch := found(t, h.at(5*time.Second))
+			if ch.Found.Case != tc.want || ch.Found.UID != "hash1" || !strings.Contains(ch.Message, tc.words) ||
+				!strings.Contains(ch.Message, "mirror pods") {
+				t.Fatalf("found %+v (%q), want %s", ch.Found, ch.Message, tc.want)
+			}
+		})
+	}
+}
