@@ -180,6 +180,12 @@ func (l *loop) step(ctx context.Context) {
 	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
+		if ch.Reason == types.ReasonFound && l.follower != nil {
+			// The follower words and records it once it has looked at
+			// the running pods (pkg/follow, found.go).
+			l.markDirty()
+			continue
+		}
 		if err := l.rec.Record(ctx, occurrence(ch)); err != nil {
 			l.log.Error("writing event failed", "reason", ch.Reason, "err", err)
 		}

@@ -64,6 +64,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.next = prev.cloneSharingPods()
 	}
 	c.next.base = nil
+	c.inventory, c.next.Inventory = prev.Inventory, false
 	heldUp := c.heldUp(prev.kubelet)
 	c.takeIn(prev.kubelet, inPlace)
 	c.release(heldUp)
@@ -71,6 +72,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		// The kubelet takes in nothing before its next relist: neither
 		// does podwatch, so what it says is what that relist does.
 		c.next.base = nil
+		c.next.Inventory = c.inventory
 		return nil, c.next, time.Time{}
 	}
 	if c.incremental(prev.base) {
@@ -158,6 +160,7 @@ type computation struct {
 
 	livePending map[string]bool
 	liveProblem map[string]bool
+	inventory   bool // nothing was published before: pods are found, not added
 	podsOwned   bool // next.Pods is a copy, no longer prev's
 	plain       bool // the plain path ran: every valid file is its pod's winner
 	// touched are the files the incremental step looked at, sorted.
@@ -414,6 +417,10 @@ func (c *computation) add(key string, f *types.File) {
 	}
 	c.ownPods()
 	c.next.Pods[key] = published(f)
+	if c.inventory {
+		c.found(key, f)
+		return
+	}
 	effect, maySkip := c.started(key, f)
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
@@ -421,6 +428,20 @@ func (c *computation) add(key string, f *types.File) {
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
 		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
+	})
+}
+
+// found says a pod found at a start with no published state: the kubelet
+// may have run it for long, or start it now (a boot), which the diff cannot
+// tell; whoever reads the running pods words it (pkg/follow), and without
+// one the message says podwatch cannot tell.
+func (c *computation) found(key string, f *types.File) {
+	seen := &types.Found{Case: types.FoundUnknown, Head: fmt.Sprintf("%s: static pod %s found at podwatch's first start, with no published state (%s)", f.Name, key, images(f))}
+	c.emit(types.Change{
+		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonFound, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt, Found: seen,
+		ID:      changeID(key, types.OpAdd, f),
+		Message: seen.Message(),
 	})
 }
 

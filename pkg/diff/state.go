@@ -27,6 +27,13 @@ type State struct {
 	// JSON on disk (see Scrubbed). main sets it once per state dir from a
 	// random source; without one, UPDATEs still compare digests, unkeyed.
 	Salt []byte `json:"salt,omitempty"`
+	// Inventory says nothing was ever published (no state on disk): the
+	// next step takes an inventory, each pod it finds a ReasonFound
+	// rather than an ADD, since the kubelet may have run them for long.
+	// The loader sets it; every step clears it, so a file written just
+	// before the start, which waits to settle, is an ADD once it does: a
+	// write at the start, which the kubelet acts on. Not persisted.
+	Inventory bool `json:"-"`
 
 	// base is set when the step that made this State left it plain for the
 	// snapshot it saw (see incremental.go), so that the next snapshot may be
@@ -91,7 +98,7 @@ func (s State) withMaps() State {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, base: s.base, kubelet: s.kubelet}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, base: s.base, kubelet: s.kubelet}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

@@ -4,7 +4,9 @@
 // StaticPodNotStarted (again, with a growing count, while it lasts) when it
 // does not by Options.Deadline, StaticPodStopped or StaticPodNotStopped
 // for a REMOVE, and StaticPodRestarting when a static pod's container
-// restarts with no manifest change.
+// restarts with no manifest change. It also words StaticPodFound, the
+// inventory of a first start with no published state, from what its
+// first poll sees (found.go).
 //
 // It is a stage after pkg/diff: the agent hands it the changes it records
 // (Submit never blocks the diff loop), and it reports through the same

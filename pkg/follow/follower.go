@@ -81,6 +81,7 @@ type Follower struct {
 
 	// Owned by Run (and by step, which Run calls).
 	targets    map[string]*target // by pod key
+	found      map[string]*target // found pods not yet worded, by pod key (found.go)
 	static     map[string]bool    // pod keys of the published static pods
 	seen       map[string]seenContainer
 	primed     bool                 // seen holds a first poll's containers
@@ -138,6 +139,7 @@ func New(opts Options, rt Runtime, clk clock.WithTicker, log *slog.Logger, emit 
 		wake:    make(chan struct{}, 1),
 		poke:    make(chan struct{}, 1),
 		targets: map[string]*target{},
+		found:   map[string]*target{},
 		static:  map[string]bool{},
 		seen:    map[string]seenContainer{},
 		backs:   map[string]tookBack{},
@@ -232,6 +234,10 @@ func (f *Follower) take() {
 		if at.IsZero() || at.After(now) {
 			at = now
 		}
+		if ch.Reason == types.ReasonFound {
+			f.takeFound(ch, at, key)
+			continue
+		}
 		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
 		if ch.Op == types.OpRemove {
 			delete(f.static, key)
@@ -257,6 +263,7 @@ func (f *Follower) step(ctx context.Context) time.Time {
 	if obs != nil {
 		f.watchRestarts(cctx, obs)
 	}
+	f.inventory(cctx, obs, now)
 	for key, t := range f.targets {
 		f.judge(cctx, key, t, obs, now)
 	}
@@ -312,6 +319,10 @@ func (f *Follower) noteRuntime(err error) {
 // otherwise, and never later than a warning that is due.
 func (f *Follower) nextPoll(now time.Time) time.Time {
 	next := now.Add(f.opts.IdlePollInterval)
+	for _, t := range f.found {
+		next = earliest(next, now.Add(f.opts.PollInterval))
+		next = earliest(next, t.deadline)
+	}
 	for _, t := range f.targets {
 		if t.warned == 0 {
 			next = earliest(next, now.Add(f.opts.PollInterval))
@@ -393,6 +404,10 @@ func (f *Follower) report(ctx context.Context, t *target, ok bool, why string, t
 	case ok && t.ch.Op == types.OpRemove:
 		ch.Reason = types.ReasonStopped
 		ch.Message = fmt.Sprintf("%s is stopped %s after the change to %s that removed it", name, seconds(took), file)
+	case ok && t.ch.Reason == types.ReasonFound:
+		// A found pod's file may be months old: timed from the start.
+		ch.Reason = types.ReasonStarted
+		ch.Message = fmt.Sprintf("%s runs the pod of %s %s after podwatch found it", name, file, seconds(took))
 	case ok:
 		ch.Reason = types.ReasonStarted
 		ch.Message = fmt.Sprintf("%s runs the change from %s %s after it was written", name, file, seconds(took))

@@ -97,9 +97,14 @@ func (f *Follower) scope(ctx context.Context) {
 	if !ok {
 		return
 	}
-	followed := make([]string, 0, len(f.targets))
+	followed := make([]string, 0, len(f.targets)+len(f.found))
 	for k := range f.targets {
 		followed = append(followed, k)
+	}
+	for k := range f.found {
+		if f.targets[k] == nil {
+			followed = append(followed, k)
+		}
 	}
 	static := make([]string, 0, len(f.static))
 	for k := range f.static {

@@ -165,29 +165,34 @@ func TestUpdateWrittenAtOnceThenMovedToTheNewMirrorPod(t *testing.T) {
 }
 
 // A StaticPodAdded found no mirror pod: it is written at once without a
-// uid, and moved to the mirror pod once the kubelet has made it.
+// uid, and moved to the mirror pod once the kubelet has made it. A
+// StaticPodFound (a first start, maybe a boot) is treated alike.
 func TestAddWrittenWithoutUIDThenMoved(t *testing.T) {
-	s, cs, _ := newTestSink(t)
-	r := startRun(t, s)
-	ctx := context.Background()
-	if err := s.Write(ctx, change("e.22", types.ReasonAdded, t0), false); err != nil {
-		t.Fatalf("write before the mirror pod: %v, want it written", err)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.22"); got.InvolvedObject.UID != "" {
-		t.Fatalf("written with uid %q, want none", got.InvolvedObject.UID)
-	}
-	next := r.sleep(t)
-	for range 3 {
-		next = r.stepTo(t, next)
-	}
-	if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorPod("hash1"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if next = r.stepTo(t, next); !next.IsZero() {
-		t.Errorf("Run looks again at %v after the move", next)
-	}
-	if got := getEvent(t, cs, "kube-system", "e.22"); got.InvolvedObject.UID != "hash1" {
-		t.Errorf("uid = %q, want hash1", got.InvolvedObject.UID)
+	for _, reason := range []string{types.ReasonAdded, types.ReasonFound} {
+		t.Run(reason, func(t *testing.T) {
+			s, cs, _ := newTestSink(t)
+			r := startRun(t, s)
+			ctx := context.Background()
+			if err := s.Write(ctx, change("e.22", reason, t0), false); err != nil {
+				t.Fatalf("write before the mirror pod: %v, want it written", err)
+			}
+			if got := getEvent(t, cs, "kube-system", "e.22"); got.InvolvedObject.UID != "" {
+				t.Fatalf("written with uid %q, want none", got.InvolvedObject.UID)
+			}
+			next := r.sleep(t)
+			for range 3 {
+				next = r.stepTo(t, next)
+			}
+			if _, err := cs.CoreV1().Pods("kube-system").Create(ctx, mirrorPod("hash1"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if next = r.stepTo(t, next); !next.IsZero() {
+				t.Errorf("Run looks again at %v after the move", next)
+			}
+			if got := getEvent(t, cs, "kube-system", "e.22"); got.InvolvedObject.UID != "hash1" {
+				t.Errorf("uid = %q, want hash1", got.InvolvedObject.UID)
+			}
+		})
 	}
 }
 

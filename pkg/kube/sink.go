@@ -365,7 +365,10 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid, stale ktypes.U
 	s.mu.Lock()
 	old, ok := s.mirrors[key]
 	s.mu.Unlock()
-	change := ev.Reason == types.ReasonAdded || ev.Reason == types.ReasonUpdated
+	// A pod found at a first start is resolved as an added one: its mirror
+	// pod may be the kubelet's of long ago, or yet to come (a boot).
+	added := ev.Reason == types.ReasonAdded || ev.Reason == types.ReasonFound
+	change := added || ev.Reason == types.ReasonUpdated
 	if !change && ok && now.Sub(old.at) < s.opts.MirrorTTL && !old.at.Before(since) {
 		return old.uid, "", 0
 	}
@@ -396,7 +399,7 @@ func (s *Sink) mirrorFor(ctx context.Context, ev *v1.Event) (uid, stale ktypes.U
 	}
 	s.remember(key, uid)
 	switch {
-	case ev.Reason == types.ReasonAdded && uid == "":
+	case added && uid == "":
 		return "", "", addedWait
 	case ev.Reason == types.ReasonRemoved && uid == "":
 		// The kubelet deletes the mirror pod of a removed static pod: the

@@ -40,6 +40,7 @@ func recordedEvents() []struct{ reason, typ string } {
 	normal, warning := v1.EventTypeNormal, v1.EventTypeWarning
 	return []struct{ reason, typ string }{
 		{types.ReasonAdded, normal},
+		{types.ReasonFound, normal},
 		{types.ReasonUpdated, normal},
 		{types.ReasonRemoved, normal},
 		{types.ReasonRemoved, warning}, // the file turned invalid or the folder vanished
@@ -218,6 +219,8 @@ func (m *Metrics) ObserveChanges(changes []types.Change) {
 	}
 	for _, ch := range changes {
 		switch {
+		case ch.Reason == types.ReasonFound:
+			// An inventory at a first start: no change the kubelet makes.
 		case ch.Op != "":
 			m.changes.WithLabelValues(string(ch.Op)).Inc()
 		case ch.Reason == types.ReasonUpdated:

@@ -34,18 +34,20 @@ func shardName(i int) string { return fmt.Sprintf("pods-%02d.json", i) }
 // hash, not its JSON, so its next UPDATE says it cannot name the fields
 // rather than naming every hidden one as changed. A state.json that holds
 // the pods itself, as one written before the shards did, still gives them.
-// A state without a salt gets a new random one. A file a newer podwatch
-// wrote is read with a warning; the error is a *NewerError when one cannot
-// be read, and the caller must not go on to announce anything.
+// A state without a salt gets a new random one. A dir with no state at
+// all gives diff.State.Inventory. A file a newer podwatch wrote is read
+// with a warning; the error is a *NewerError when one cannot be read, and
+// the caller must not go on to announce anything.
 func Load(dir string, log *slog.Logger) (diff.State, error) {
 	var file stateFile
 	err := load(dir, StateFile, &file, log)
 	state := file.State
+	none := errors.Is(err, fs.ErrNotExist)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrNewer):
 		return diff.State{}, err
-	case errors.Is(err, fs.ErrNotExist):
+	case none:
 		state = diff.State{}
 	default:
 		log.Warn("state.json unreadable: what waited to settle starts afresh; the published pods come from their shards", "err", err)
@@ -97,6 +99,9 @@ func Load(dir string, log *slog.Logger) (diff.State, error) {
 			log.Warn("the salt of some published pods is lost: their next UPDATE cannot name the fields that changed", "pods", unsalted)
 		}
 	}
+	// Nothing on disk: nothing was ever published here, and the first
+	// step takes an inventory.
+	state.Inventory = none && shards == 0
 	if len(state.Salt) == 0 {
 		// Keys the digests that stand for secrets on disk. Should the random
 		// source fail, the digests are unkeyed: still no plaintext.

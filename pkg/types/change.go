@@ -1,6 +1,9 @@
 package types
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Op is what the kubelet does with a static pod.
 type Op string
@@ -14,7 +17,10 @@ const (
 
 // Reasons, part of podwatch's output contract.
 const (
-	ReasonAdded         = "StaticPodAdded"
+	ReasonAdded = "StaticPodAdded"
+	// ReasonFound: a pod found at a start with no published state, an
+	// inventory rather than a change (see Found).
+	ReasonFound         = "StaticPodFound"
 	ReasonUpdated       = "StaticPodUpdated"
 	ReasonRemoved       = "StaticPodRemoved"
 	ReasonDuplicate     = "DuplicatePod"
@@ -108,6 +114,9 @@ type Change struct {
 	// temp file's random name, an error's text) never enter it. Empty: the
 	// message is the key.
 	Key string
+	// Found is set on a ReasonFound change: what is seen of the pod found
+	// at a start with no published state. Nil on every other change.
+	Found *Found
 	// ID identifies a pod change (Op set) by what it is: the pod, the Op and
 	// the published pod it leads to (file, content hash, restart identity;
 	// nothing for a REMOVE). A change recomputed after a restart from the
@@ -140,3 +149,67 @@ type TakeBack struct {
 
 // IsZero says that b holds no window: the change is an ordinary one.
 func (b TakeBack) IsZero() bool { return b.Since.IsZero() }
+
+// FoundCase is what podwatch sees of a pod it found at a start with no
+// published state, in a word.
+type FoundCase string
+
+// The cases of a found pod, from what the runtime or the mirror pods show.
+const (
+	// FoundUnknown: nothing to read the running pods from (no container
+	// runtime, no API server), or it does not answer.
+	FoundUnknown FoundCase = "unknown"
+	// FoundRunning: a ready sandbox (or mirror pod) of the pod was created
+	// before podwatch started: the kubelet ran it already.
+	FoundRunning FoundCase = "running"
+	// FoundStarting: no sandbox of the pod ran when podwatch started, or
+	// its sandbox was created since: the kubelet starts it (a boot).
+	FoundStarting FoundCase = "starting"
+	// FoundRestarting: a sandbox created before podwatch started runs
+	// another config of the pod: the kubelet restarts it with this one.
+	FoundRestarting FoundCase = "restarting"
+)
+
+// Found is what a ReasonFound change says of its pod, as data: the words
+// of its message follow from it.
+type Found struct {
+	Case FoundCase
+	// Head is what the message says of the file and pod before what is
+	// seen of it; whoever words the Event adds its own part after it.
+	Head string
+	// Since is when the sandbox (or mirror pod) the case rests on was
+	// created, zero when none.
+	Since time.Time
+	// UID is that sandbox's pod UID, "" when none.
+	UID string
+	// Through names what was read ("the container runtime", "the mirror
+	// pods"), "" when nothing was.
+	Through string
+	// Detail says more of what is seen (the image that differs, why the
+	// runtime did not answer), "" when nothing.
+	Detail string
+}
+
+// Message is the words of the Event of a found pod: its head, then what
+// is seen of it.
+func (f Found) Message() string {
+	since := f.Since.UTC().Format(time.RFC3339)
+	var seen string
+	switch {
+	case f.Case == FoundRunning:
+		seen = fmt.Sprintf("found running since %s (UID %s, in %s)", since, f.UID, f.Through)
+	case f.Case == FoundRestarting:
+		seen = fmt.Sprintf("%s runs another config of it since %s (UID %s: %s): the kubelet restarts it with this one", f.Through, since, f.UID, f.Detail)
+	case f.Case == FoundStarting && f.Detail != "":
+		seen = fmt.Sprintf("%s in %s: the kubelet starts it", f.Detail, f.Through)
+	case f.Case == FoundStarting && f.UID != "":
+		seen = fmt.Sprintf("its sandbox (UID %s, in %s) was created at %s, after podwatch started: the kubelet starts it", f.UID, f.Through, since)
+	case f.Case == FoundStarting:
+		seen = fmt.Sprintf("nothing of it in %s when podwatch started: the kubelet starts it", f.Through)
+	case f.Through != "":
+		seen = fmt.Sprintf("podwatch cannot tell whether the kubelet runs it: %s does not answer (%s)", f.Through, f.Detail)
+	default:
+		seen = "podwatch cannot tell whether the kubelet runs it: it reads no container runtime and no API server"
+	}
+	return f.Head + "; " + seen
+}

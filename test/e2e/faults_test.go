@@ -753,7 +753,7 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	evs := func() []v1.Event { return a.out.events(t) }
 	deadline := time.Now().Add(120 * time.Second)
 	for {
-		_, names := countByName(evs(), "StaticPodAdded")
+		_, names := countByName(evs(), "StaticPodFound")
 		if len(names) >= n {
 			break
 		}
@@ -766,12 +766,12 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	heapReport(t, "after 10,000 ADDs")
 	// A relist (at least one, after the marker) finds nothing new.
 	markerRelisted(t, dir, "zz-marker.yaml", evs, func() string { return "(dump omitted)" })
-	lines, names := countByName(evs(), "StaticPodAdded")
+	lines, names := countByName(evs(), "StaticPodFound")
 	if lines != n || len(names) != n {
 		t.Fatalf("ADD lines %d for %d pods, want exactly %d", lines, len(names), n)
 	}
 	for _, ev := range evs() {
-		if ev.Reason != "StaticPodAdded" && !strings.Contains(ev.Message, "zz-marker.yaml") {
+		if ev.Reason != "StaticPodFound" && !strings.Contains(ev.Message, "zz-marker.yaml") {
 			t.Errorf("a relist gave %s: %s", ev.Reason, ev.Message)
 		}
 	}
@@ -789,7 +789,7 @@ func TestFaultTenThousandManifests(t *testing.T) {
 	// The store keeps the newest Events (ADDs, and the few Events of the
 	// relist marker), never more than DefaultMaxEvents, in its log as well:
 	// past the bound it drops a tenth of it and compacts.
-	_, names = countByName(stored, "StaticPodAdded")
+	_, names = countByName(stored, "StaticPodFound")
 	least := store.DefaultMaxEvents - store.DefaultMaxEvents/10
 	if len(stored) > store.DefaultMaxEvents || len(stored) < least || len(names) < least-5 {
 		t.Fatalf("the store holds %d Events, ADDs of %d pods, after shutdown; want %d to %d, nearly all ADDs",

@@ -127,7 +127,14 @@ func writeManifests(b *testing.B) string {
 	for i := range pods {
 		m := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: kube-system\nspec:\n  containers:\n  - name: main\n    image: %s\n  - name: sidecar\n    image: %s\n",
 			podName(i), image("main"), image("sidecar"))
-		if err := os.WriteFile(filepath.Join(dir, podName(i)+".yaml"), []byte(m), 0o600); err != nil {
+		p := filepath.Join(dir, podName(i)+".yaml")
+		if err := os.WriteFile(p, []byte(m), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		// Written long before, as on a node: each pod is found at
+		// podwatch's first start, none waits to settle.
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(p, old, old); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -216,11 +223,12 @@ func idlePolls(b *testing.B, podwatch string, interval time.Duration) {
 			b.Fatalf("podwatch exited: %v", cmd.ProcessState)
 		}
 	}
-	// The kubelet's order: the manifests are read (podwatch reports the
-	// ADDs), then the pods run (podwatch reports them started); from then
-	// on nothing changes and each poll is an idle one.
+	// The kubelet's order: the manifests are read (podwatch, at its first
+	// start, finds the pods not running yet), then the pods run (podwatch
+	// reports them started); from then on nothing changes and each poll
+	// is an idle one.
 	out := bufio.NewScanner(stdout)
-	waitFor(b, out, "StaticPodAdded", pods)
+	waitFor(b, out, "StaticPodFound", pods)
 	r.runPods(b)
 	waitFor(b, out, "StaticPodStarted", pods)
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()

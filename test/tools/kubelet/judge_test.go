@@ -813,7 +813,7 @@ var tookRE = regexp.MustCompile(`[0-9.]+ ?m?s after it was written`)
 
 // lastFollow is what podwatch's follower said about the pod fullName since
 // podwatch last reported a change to it: the reason and message of its last
-// follow Event after the last ADD, UPDATE or REMOVE; empty when none.
+// follow Event after the last ADD, UPDATE, REMOVE or Found; empty when none.
 func lastFollow(evs []v1.Event, fullName string) (reason, message string) {
 	for _, ev := range evs {
 		o := ev.InvolvedObject
@@ -821,7 +821,7 @@ func lastFollow(evs []v1.Event, fullName string) (reason, message string) {
 			continue
 		}
 		switch ev.Reason {
-		case types.ReasonAdded, types.ReasonUpdated, types.ReasonRemoved:
+		case types.ReasonAdded, types.ReasonFound, types.ReasonUpdated, types.ReasonRemoved:
 			reason, message = "", ""
 		case types.ReasonStarted, types.ReasonNotStarted, types.ReasonStopped, types.ReasonNotStopped:
 			reason, message = ev.Reason, ev.Message
