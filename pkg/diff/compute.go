@@ -441,6 +441,7 @@ func (c *computation) found(key string, f *types.File) {
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonFound, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, Found: seen,
 		ID:      changeID(key, types.OpAdd, f),
+		Key:     transition(types.ReasonFound, f.Name, "", fileIdentity(f)),
 		Message: seen.Message(),
 	})
 }

@@ -42,6 +42,11 @@ func TestInventoryFindsEachPod(t *testing.T) {
 					t.Errorf("message %q claims what podwatch cannot see", ch.Message)
 				}
 			}
+			// A found pod's Event is keyed by what it is, so the follower's
+			// words for it never split it.
+			if changes[0].Key == "" || changes[0].Key == changes[1].Key {
+				t.Errorf("keys %q, %q: want two distinct keys", changes[0].Key, changes[1].Key)
+			}
 			if changes[0].Object.Name != "a-node-1" || !strings.HasPrefix(changes[0].Message, "a.yaml: static pod kube-system/a-node-1 found") {
 				t.Errorf("first change %+v, want a.yaml's pod found", changes[0])
 			}
