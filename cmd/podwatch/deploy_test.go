@@ -74,14 +74,7 @@ func TestSystemdUnitFlagsParse(t *testing.T) {
 // The DaemonSet's args, and those the follow overlay appends, must be flags
 // the agent has, for the same reason.
 func TestDaemonSetFlagsParse(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ds appsv1.DaemonSet
-	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
-		t.Fatalf("20-daemonset.yaml: %v", err)
-	}
+	ds := readDaemonSet(t)
 	var base []string
 	for _, c := range ds.Spec.Template.Spec.Containers {
 		if c.Name == "podwatch" {
@@ -92,7 +85,7 @@ func TestDaemonSetFlagsParse(t *testing.T) {
 		t.Fatal("no podwatch container with args in the DaemonSet")
 	}
 
-	data, err = os.ReadFile("../../deploy/kubernetes-follow/Kustomization")
+	data, err := os.ReadFile("../../deploy/kubernetes-follow/Kustomization")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +137,7 @@ func TestDaemonSetFlagsParse(t *testing.T) {
 // untagged image, and the pull then fails. The policy must be written out,
 // and not Always, for an image named without a registry.
 func TestDaemonSetPullPolicyExplicit(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ds appsv1.DaemonSet
-	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
-		t.Fatalf("20-daemonset.yaml: %v", err)
-	}
+	ds := readDaemonSet(t)
 	cs := append(slices.Clip(ds.Spec.Template.Spec.InitContainers), ds.Spec.Template.Spec.Containers...)
 	if len(cs) == 0 {
 		t.Fatal("no containers in the DaemonSet")
@@ -177,14 +163,7 @@ func fromRegistry(ref string) bool {
 // A second podwatch on a state dir names the holder by its pod: the
 // DaemonSet gives the pod's name as $POD_NAME, which the command passes on.
 func TestDaemonSetNamesItsPod(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ds appsv1.DaemonSet
-	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
-		t.Fatalf("20-daemonset.yaml: %v", err)
-	}
+	ds := readDaemonSet(t)
 	found := false
 	for _, c := range ds.Spec.Template.Spec.Containers {
 		for _, e := range c.Env {
@@ -201,4 +180,18 @@ func TestDaemonSetNamesItsPod(t *testing.T) {
 	if got := defaultFlags().Agent.PodName; got != "podwatch-x7k2p" {
 		t.Errorf("PodName with $POD_NAME set = %q, want podwatch-x7k2p", got)
 	}
+}
+
+// readDaemonSet decodes the shipped DaemonSet strictly.
+func readDaemonSet(t *testing.T) appsv1.DaemonSet {
+	t.Helper()
+	data, err := os.ReadFile("../../deploy/kubernetes/20-daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.UnmarshalStrict(data, &ds); err != nil {
+		t.Fatalf("20-daemonset.yaml: %v", err)
+	}
+	return ds
 }

@@ -24,17 +24,9 @@ import (
 // to read in it). clk defaults to the real clock and log to a discarding
 // logger.
 func OpenReadOnly(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (*Store, error) {
-	if err := opts.Validate(); err != nil {
+	clk, log, err := openArgs(dir, opts, clk, log)
+	if err != nil {
 		return nil, err
-	}
-	if dir == "" {
-		return nil, errors.New("store: state dir is empty")
-	}
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	lock, err := lockDirReadOnly(dir)
 	if err != nil {

@@ -70,17 +70,9 @@ type Store struct {
 // error: it is dropped and logged. clk defaults to the real clock and log
 // to a discarding logger.
 func Open(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (*Store, error) {
-	if err := opts.Validate(); err != nil {
+	clk, log, err := openArgs(dir, opts, clk, log)
+	if err != nil {
 		return nil, err
-	}
-	if dir == "" {
-		return nil, errors.New("store: state dir is empty")
-	}
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	// 0700: the state holds pod specs, which can carry secrets in env.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -322,4 +314,22 @@ func (s *Store) Close() error {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// openArgs checks what Open and OpenReadOnly were given and fills in the
+// defaults: the real clock, a discarding logger.
+func openArgs(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (clock.PassiveClock, *slog.Logger, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if dir == "" {
+		return nil, nil, errors.New("store: state dir is empty")
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return clk, log, nil
 }
