@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// describedAsInHelp are the flags whose row in the README's flag table
+// describedAsInHelp are the flags whose row in the flag table in docs/flags.md
 // must open with --help's own description (up to its first ";"): the two
-// the README and --help once described differently. The other rows are
+// the docs and --help once described differently. The other rows are
 // summaries; they are held to the names and defaults below.
 var describedAsInHelp = []string{"settle-delay", "file-check-frequency"}
 
@@ -21,22 +21,22 @@ var foreignFlags = map[string]bool{
 	"--hostname-override": true, // the kubelet's, read from --kubeadm-flags-file
 }
 
-// The flag table near the top of the README against the agent's flags:
+// The flag table of docs/flags.md against the agent's flags:
 // every flag it names exists, every flag is named (by a `--prefix-*` row
 // at least), every default it states is the flag's, and a flag whose help
-// says 0 means the default says so in the README with that default.
+// says 0 means the default says so in the table with that default.
 func TestReadmeFlagTableAgreesWithHelp(t *testing.T) {
 	f := defaultFlags()
 	fs := pflag.NewFlagSet("podwatch", pflag.ContinueOnError)
 	f.AddFlags(fs)
 
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/flags.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(readme), "\n| flag | default | meaning |\n| --- | --- | --- |\n")
 	if !ok {
-		t.Fatal("README.md has no flag table (| flag | default | meaning |)")
+		t.Fatal("docs/flags.md has no flag table (| flag | default | meaning |)")
 	}
 	var rows [][]string
 	for _, line := range strings.Split(table, "\n") {
@@ -164,8 +164,8 @@ func TestReadmeFlagTableAgreesWithHelp(t *testing.T) {
 	}
 }
 
-// checkDefault compares a default the README states with the flag's,
-// durations by value (the README writes 10m where --help prints 10m0s).
+// checkDefault compares a default the table states with the flag's,
+// durations by value (the table writes 10m where --help prints 10m0s).
 func checkDefault(t *testing.T, fl *pflag.Flag, readme string) {
 	t.Helper()
 	if fl.Value.Type() == "duration" {

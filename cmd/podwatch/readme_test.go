@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// The README's "All flags of the agent" block is what podwatch --help
+// docs/flags.md's "All flags of the agent" block is what podwatch --help
 // prints, so that a flag added, renamed or reworded cannot leave it stale.
-// The --node-name default is the machine's name, which the README gives as
+// The --node-name default is the machine's name, which docs/flags.md gives as
 // "(default: the hostname)".
 func TestReadmeListsTheAgentFlags(t *testing.T) {
 	t.Setenv("NODE_NAME", "the-node")
@@ -27,16 +27,16 @@ func TestReadmeListsTheAgentFlags(t *testing.T) {
 	}
 	help = strings.Replace(help, `(default "the-node")`, "(default: the hostname)", 1)
 
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/flags.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "## All flags of the agent\n\n```\n")
 	if !ok {
-		t.Fatal(`README.md has no "All flags of the agent" block`)
+		t.Fatal(`docs/flags.md has no "All flags of the agent" block`)
 	}
 	block, _, _ = strings.Cut(block, "```")
 	if block != help {
-		t.Errorf("README.md's flag block differs from podwatch --help; paste this in:\n%s", help)
+		t.Errorf("docs/flags.md's flag block differs from podwatch --help; paste this in:\n%s", help)
 	}
 }

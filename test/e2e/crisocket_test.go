@@ -59,7 +59,7 @@ func probeSocket(sock string) {
 // socket; the kernel needs no /etc/group entry for it.
 const runtimeGID = 64999
 
-// What the README and the opt-in files say about the container runtime's
+// What docs/following.md and the opt-in files say about the container runtime's
 // socket, containerd's root:root 0660 by default, checked against the
 // kernel with the credentials each install runs podwatch under:
 //   - the systemd unit (a non-root dynamic user in no other group, with

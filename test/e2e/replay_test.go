@@ -2,7 +2,7 @@ package e2e
 
 // The replay promise: what each sink sees of the last change when podwatch
 // is killed with SIGKILL inside the one-second persist window, on the built
-// binary. The README's "Restarts" section states it: the store exact, stdout
+// binary. docs/state.md states it: the store exact, stdout
 // at least once.
 
 import (

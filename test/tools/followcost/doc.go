@@ -7,6 +7,6 @@
 // Both sides run as built binaries, so the figures are of a real process:
 // podwatch's CPU is read from the kernel's per-thread run time while it
 // polls, crictl's from the rusage of each run. The figures and how to run
-// them are in README.md ("Did it work?"). The benchmarks only run under
+// them are in docs/measurements.md. The benchmarks only run under
 // -bench.
 package followcost

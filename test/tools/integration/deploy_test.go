@@ -177,7 +177,7 @@ func kustomizedDaemonSet(ctx context.Context, t *testing.T, s *apiserver.Server,
 	return nil
 }
 
-// The opt-in to following changes (README, "Did it work?"), as an operator
+// The opt-in to following changes (docs/following.md), as an operator
 // installs it with the real kubectl on a fresh API server: every object of
 // the base, and a DaemonSet that mounts the runtime's socket folder
 // read-only and passes the flag. The overlay must differ from the base by

@@ -27,7 +27,7 @@ import (
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata/describe*.golden files and the README's transcripts from this run")
+var update = flag.Bool("update", false, "rewrite the testdata/describe*.golden files and docs/events.md's transcripts from this run")
 
 // describeNode is the node of the describe test; its own, so the mirror
 // pods are the only ones on it.
@@ -37,7 +37,7 @@ const describeNode = "node-1"
 // server, so it registers its Node and creates a mirror pod for each static
 // pod, and podwatch beside it with the RBAC of deploy/kubernetes and the
 // fake CRI. A static pod is added and then edited; what `kubectl describe
-// pod` shows of it afterwards is the transcript in the README, kept in
+// pod` shows of it afterwards is the transcript in docs/events.md, kept in
 // testdata/describe.golden (-update rewrites both from a run).
 func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if testing.Short() {
@@ -113,7 +113,7 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	t.Logf("kubectl describe pod:\n%s", describe)
 	rows := eventRows(describe)
 	golden := filepath.Join("testdata", "describe.golden")
-	readme := filepath.Join("..", "..", "..", "README.md")
+	readme := transcriptDoc
 	if *update {
 		if err := os.WriteFile(golden, []byte(table(rows)), 0o644); err != nil {
 			t.Fatal(err)
@@ -127,14 +127,14 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := sortedRows(podwatchRows(rows)), sortedRows(podwatchRows(eventRows("\nEvents:\n"+string(want)))); got != want {
-		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and the README):\ngot:\n%s\nwant:\n%s", golden, got, want)
+		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and docs/events.md):\ngot:\n%s\nwant:\n%s", golden, got, want)
 	}
 	text, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if block, _ := readmeBlock(string(text)); block != table(eventRows("\nEvents:\n"+string(want))) {
-		t.Errorf("README's kubectl describe transcript is not %s (-update rewrites both)", golden)
+		t.Errorf("docs/events.md's kubectl describe transcript is not %s (-update rewrites both)", golden)
 	}
 }
 
@@ -276,7 +276,10 @@ func table(rows [][]string) string {
 	return b.String()
 }
 
-// The README's transcripts sit each between the line readmeBegin gives
+// transcriptDoc is the page that shows the kubectl describe transcripts.
+var transcriptDoc = filepath.Join("..", "..", "..", "docs", "events.md")
+
+// The transcripts in transcriptDoc sit each between the line readmeBegin gives
 // for its golden file and the next readmeEnd, inside a code block.
 const readmeEnd = "<!-- end of describe transcript -->\n"
 
@@ -284,13 +287,13 @@ func readmeBegin(golden string) string {
 	return "<!-- describe transcript: test/tools/kubelet/testdata/" + golden + " -->\n"
 }
 
-// readmeBlock returns the Events rows of the README's transcript of
+// readmeBlock returns the Events rows of docs/events.md's transcript of
 // testdata/describe.golden and where they sit in text.
 func readmeBlock(text string) (string, [2]int) {
 	return readmeBlockOf(text, "describe.golden")
 }
 
-// readmeBlockOf returns the Events rows of the README's transcript of
+// readmeBlockOf returns the Events rows of docs/events.md's transcript of
 // testdata/golden and where they sit in text.
 func readmeBlockOf(text, golden string) (string, [2]int) {
 	begin := readmeBegin(golden)
@@ -313,13 +316,13 @@ func readmeBlockOf(text, golden string) (string, [2]int) {
 	return rows, [2]int{start, start + len(rows)}
 }
 
-// replaceBlock writes rows into the README's transcript of
+// replaceBlock writes rows into docs/events.md's transcript of
 // testdata/describe.golden.
 func replaceBlock(readme, rows string) error {
 	return replaceBlockOf(readme, "describe.golden", rows)
 }
 
-// replaceBlockOf writes rows into the README's transcript of
+// replaceBlockOf writes rows into docs/events.md's transcript of
 // testdata/golden.
 func replaceBlockOf(readme, golden, rows string) error {
 	b, err := os.ReadFile(readme)

@@ -43,7 +43,7 @@ const warningsDeadline = 15 * time.Second
 // next, and each is another message, so another Event). Then the restart
 // runs, StaticPodStarted, and the running container is made to exit twice:
 // StaticPodRestarting, counted twice. What `kubectl describe pod` shows is
-// the README's second transcript, testdata/describe-warnings.golden.
+// docs/events.md's second transcript, testdata/describe-warnings.golden.
 func TestDescribeShowsTheWarnings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real kubelet and kube-apiserver for about a minute")
@@ -220,12 +220,12 @@ func withoutIDs(rows [][]string) [][]string {
 }
 
 // checkTranscript holds podwatch's rows in rows to testdata/golden and the
-// README's transcript of it to the golden file; -update rewrites both
+// docs/events.md's transcript of it to the golden file; -update rewrites both
 // from rows.
 func checkTranscript(t *testing.T, golden string, rows [][]string) {
 	t.Helper()
 	file := filepath.Join("testdata", golden)
-	readme := filepath.Join("..", "..", "..", "README.md")
+	readme := transcriptDoc
 	if *update {
 		if err := os.WriteFile(file, []byte(table(rows)), 0o644); err != nil {
 			t.Fatal(err)
@@ -240,23 +240,23 @@ func checkTranscript(t *testing.T, golden string, rows [][]string) {
 	}
 	wantRows := withoutIDs(eventRows("\nEvents:\n" + string(want)))
 	if got, want := sortedRows(podwatchRows(rows)), sortedRows(podwatchRows(wantRows)); got != want {
-		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and the README):\ngot:\n%s\nwant:\n%s", file, got, want)
+		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and docs/events.md):\ngot:\n%s\nwant:\n%s", file, got, want)
 	}
 	text, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if block, _ := readmeBlockOf(string(text), golden); block != table(wantRows) {
-		t.Errorf("README's kubectl describe transcript of %s is not that file (-update rewrites both)", file)
+		t.Errorf("docs/events.md's kubectl describe transcript of %s is not that file (-update rewrites both)", file)
 	}
 }
 
-// TestREADMETranscriptsAreTheGoldens holds each transcript in the README
+// TestDocsTranscriptsAreTheGoldens holds each transcript in docs/events.md
 // to its golden file without running anything, so that a hand edit of
 // either fails in -short runs too; and each block is found after its own
 // begin line, though all end with the same line.
-func TestREADMETranscriptsAreTheGoldens(t *testing.T) {
-	text, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+func TestDocsTranscriptsAreTheGoldens(t *testing.T) {
+	text, err := os.ReadFile(transcriptDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,11 +267,11 @@ func TestREADMETranscriptsAreTheGoldens(t *testing.T) {
 		}
 		block, at := readmeBlockOf(string(text), golden)
 		if at == [2]int{} {
-			t.Errorf("README has no transcript of %s", golden)
+			t.Errorf("docs/events.md has no transcript of %s", golden)
 			continue
 		}
 		if block != table(withoutIDs(eventRows("\nEvents:\n"+string(want)))) {
-			t.Errorf("README's transcript of %s is not that file:\n%s", golden, block)
+			t.Errorf("docs/events.md's transcript of %s is not that file:\n%s", golden, block)
 		}
 	}
 }
