@@ -515,7 +515,7 @@ func TestRPM(t *testing.T) {
 		}
 	}
 	// rpm has no purge: erase (rpm -e, %postun with $1 = 0) leaves the
-	// state systemd made, as dpkg --remove does, and the README says so.
+	// state systemd made, as dpkg --remove does, and docs/install.md says so.
 	script, err := r.Header.GetString(rpmutils.POSTUN)
 	if err != nil || script != string(daemonReload) {
 		t.Errorf("%%postun: %q (%v), want daemon-reload.sh", script, err)
