@@ -13,19 +13,19 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// readmeMetrics are the metrics the README's "Metrics and health" table
-// names (without the podwatch_ prefix), each with its labels.
+// readmeMetrics are the metrics the metrics page's table (docs/metrics.md,
+// which the README links) names (without the podwatch_ prefix), each with its labels.
 func readmeMetrics(t *testing.T) map[string][]string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(data)
-	start := strings.Index(s, "### Metrics and health")
-	end := strings.Index(s, "### Alerting and scraping")
+	start := strings.Index(s, "# Metrics, health and alerts")
+	end := strings.Index(s, "## Alerting and scraping")
 	if start < 0 || end < start {
-		t.Fatal(`README.md has no "Metrics and health" section before "Alerting and scraping"`)
+		t.Fatal(`docs/metrics.md has no metrics table before "Alerting and scraping"`)
 	}
 	name := regexp.MustCompile("`([a-z_]+)(?:\\{([a-z_,]+)\\})?`")
 	out := map[string][]string{}
@@ -45,9 +45,9 @@ func readmeMetrics(t *testing.T) map[string][]string {
 	return out
 }
 
-// The README's table names every podwatch_ metric an agent exports, with
+// The docs' metrics table names every podwatch_ metric an agent exports, with
 // its labels, and none that it does not.
-func TestREADMENamesTheMetrics(t *testing.T) {
+func TestDocsNameTheMetrics(t *testing.T) {
 	m := New("v", nil)
 	if err := m.AddEventStats(&fakeStats{st: events.Stats{Sinks: []events.SinkStats{{Name: "stdout"}}}}); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestREADMENamesTheMetrics(t *testing.T) {
 		}
 		want, ok := documented[name]
 		if !ok {
-			t.Errorf("README's metrics table lacks %s", name)
+			t.Errorf("docs/metrics.md's table lacks %s", name)
 			continue
 		}
 		delete(documented, name)
@@ -82,10 +82,10 @@ func TestREADMENamesTheMetrics(t *testing.T) {
 			continue // its labels are constant, not a dimension
 		}
 		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
-			t.Errorf("README gives %s the labels %v; it has %v", name, want, got)
+			t.Errorf("docs/metrics.md gives %s the labels %v; it has %v", name, want, got)
 		}
 	}
 	for name := range documented {
-		t.Errorf("README's metrics table names %s, which the agent does not export", name)
+		t.Errorf("docs/metrics.md's table names %s, which the agent does not export", name)
 	}
 }
