@@ -115,7 +115,8 @@ bench:
 # podwatch's latency as a user sees it (hack/userlatency): from a new
 # manifest's rename to its StaticPodAdded line on -o json stdout, read by a
 # separate process, beside a floor watcher measured the same way, at 0 and
-# 1,000 other manifests. A measurement, not a test: not part of make test.
+# 1,000 other manifests, 100ms apart. A measurement, not a test: not part
+# of make test.
 SAMPLES ?= 200
 userlatency: build
 	$(GO) run ./hack/userlatency -podwatch $(BIN) -samples $(SAMPLES)

@@ -15,6 +15,7 @@ type config struct {
 	samples      int
 	warmup       int
 	timeout      time.Duration
+	interval     time.Duration
 	startTimeout time.Duration
 	extraArgs    []string
 }
@@ -96,6 +97,12 @@ func runSize(cfg config, others int) (res result, err error) {
 	}
 	pw.skipped = 0
 	for i := range cfg.warmup + cfg.samples {
+		if i > 0 && cfg.interval > 0 {
+			// Pacing, not synchronisation: the previous sample's lines are
+			// in; the gap spreads the samples over podwatch's periodic work
+			// (its relist, the local store's writes) as a user's changes are.
+			time.Sleep(cfg.interval)
+		}
 		f, p, err := sample(cfg, dir, stage, floor, pw, fmt.Sprintf("ul-%05d", i))
 		if err != nil {
 			return res, err

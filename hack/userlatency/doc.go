@@ -10,11 +10,14 @@
 // Each sample renames a new manifest (a pod name of its own) from a sibling
 // folder on the same file system into the watched one and waits for both
 // lines before the next; a line missing past -timeout fails the run. The
+// next rename comes -interval later: back to back, podwatch and the machine
+// stay busy and hot, which a user's changes do not find, and the samples
+// would all fall between two of podwatch's periodic relists. The
 // samples stay in the folder (a removal would set podwatch's settle delay
 // running into the next samples), so a run at N other manifests ends with
 // N plus the samples and warm-ups.
 //
 // Usage:
 //
-//	userlatency [-podwatch bin/podwatch] [-samples 200] [-others 0,1000] [-dir /dev/shm]
+//	userlatency [-podwatch bin/podwatch] [-samples 200] [-interval 100ms] [-others 0,1000] [-dir /dev/shm]
 package main

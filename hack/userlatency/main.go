@@ -27,6 +27,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.IntVar(&cfg.samples, "samples", 200, "renames measured per folder size")
 	fs.IntVar(&cfg.warmup, "warmup", 5, "renames before the measured ones, not counted")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "longest wait for a sample's line; past it the run fails")
+	fs.DurationVar(&cfg.interval, "interval", 100*time.Millisecond, "pause between one sample's lines and the next rename, so each change finds podwatch idle as on a node (0: back to back)")
 	fs.DurationVar(&cfg.startTimeout, "start-timeout", 2*time.Minute, "longest wait for a watcher to be ready (podwatch: its first list's lines)")
 	othersFlag := fs.String("others", "0,1000", "comma-separated numbers of other manifests in the folder, one measurement each")
 	podwatchArgs := fs.String("podwatch-args", "", "extra podwatch flags, space-separated")
@@ -74,7 +75,7 @@ func defaultBase() string {
 // report prints p50 and p99 in milliseconds for the floor, podwatch, and
 // podwatch above the floor (the difference of the two percentiles).
 func report(w io.Writer, cfg config, results []result) error {
-	fmt.Fprintf(w, "rename to line, ms (p50 / p99); %d samples per size after %d warm-up, in %s\n", cfg.samples, cfg.warmup, cfg.base)
+	fmt.Fprintf(w, "rename to line, ms (p50 / p99); %d samples per size after %d warm-up, %v apart, in %s\n", cfg.samples, cfg.warmup, cfg.interval, cfg.base)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "other manifests\tfloor\tpodwatch\tpodwatch above the floor\tpodwatch's other lines")
 	for _, r := range results {
