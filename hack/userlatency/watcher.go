@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,9 @@ type watcher struct {
 	exited chan error
 	// skipped counts lines that matched nothing waited for.
 	skipped int
+	// read and last say how far the watcher got, for a failure's message.
+	read int
+	last []byte
 }
 
 func startWatcher(name, path string, args []string, env []string, stderr *os.File) (*watcher, error) {
@@ -67,16 +71,26 @@ func (w *watcher) wait(deadline time.Time, what string, match func([]byte) bool)
 		select {
 		case l, ok := <-w.lines:
 			if !ok {
-				return time.Time{}, fmt.Errorf("%s: stdout ended before %s: %w", w.name, what, errNoLine)
+				return time.Time{}, fmt.Errorf("%s: stdout ended before %s (%s): %w", w.name, what, w.progress(), errNoLine)
 			}
+			w.read++
+			w.last = l.text
 			if match(l.text) {
 				return l.at, nil
 			}
 			w.skipped++
 		case <-timer.C:
-			return time.Time{}, fmt.Errorf("%s: %s not printed by the deadline: %w", w.name, what, errNoLine)
+			return time.Time{}, fmt.Errorf("%s: %s not printed by the deadline (%s): %w", w.name, what, w.progress(), errNoLine)
 		}
 	}
+}
+
+func (w *watcher) progress() string {
+	last := strings.TrimSpace(string(w.last))
+	if len(last) > 300 {
+		last = last[:300] + "..."
+	}
+	return fmt.Sprintf("%d lines read, the last: %q", w.read, last)
 }
 
 // stop asks the watcher to exit and kills it if it has not within grace.
