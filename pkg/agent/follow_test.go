@@ -219,18 +219,8 @@ func TestValidateRuntimeEndpoint(t *testing.T) {
 func TestFollowerSourcesSaidAtStart(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	_, endpoint := testutil.ServeFakeCRI(t)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	// Unreachable: the warm start fails fast and the agent is built.
-	cfg := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:1")
 	for _, tt := range []struct {
 		endpoint, cluster, want string
 	}{

@@ -25,19 +25,9 @@ func TestSetupKubeWithoutClusterIsNoSink(t *testing.T) {
 }
 
 func TestSetupKubeWithKubeconfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kubeconfig")
 	// An unreachable server: setup must not block on it (Restore fails fast
 	// with a refused connection and keeps the local Events).
-	cfg := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeKubeconfig(t, "https://127.0.0.1:1")
 	var opts kube.Options
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	opts.AddFlags(fs)
@@ -63,4 +53,22 @@ func TestKubeOptionsValidate(t *testing.T) {
 			t.Errorf("Validate() = %v; want it to mention %s", err, want)
 		}
 	}
+}
+
+// writeKubeconfig writes a kubeconfig for server with a token user and
+// returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

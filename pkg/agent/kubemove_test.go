@@ -104,17 +104,7 @@ func TestAgentMovesAnAddToItsMirrorPod(t *testing.T) {
 	api := &coreAPI{events: map[string]*v1.Event{}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "` + srv.URL + `"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, srv.URL)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
 		t.Fatal(err)
