@@ -125,6 +125,9 @@ type Change struct {
 	// other did not. That is what lets a sink's count tell a replay after a
 	// crash from a real repeat. Empty for a problem.
 	ID string
+	// Claim is what the change says of the kubelet as data, for a pod
+	// change (Op set); nil for a problem.
+	Claim *Claim
 }
 
 // TakeBack is the window of a Change the kubelet made at a relist podwatch
