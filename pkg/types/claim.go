@@ -17,8 +17,8 @@ const (
 // and ADD pair.
 type Claim struct {
 	// ID numbers the change among those podwatch has said, from 1.
-	ID uint64 `json:"id"`
-	Op Op     `json:"op"`
+	ID uint64  `json:"id"`
+	Op Op      `json:"op"`
 	At ClaimAt `json:"at"`
 	// Before bounds the restarts of the pod the kubelet may make on the
 	// way to this change, the change itself not counted.
