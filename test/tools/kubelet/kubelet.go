@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +80,9 @@ type Config struct {
 	// registers its Node and creates a mirror pod for each static pod.
 	// Empty: standalone, as the scenarios run it.
 	Kubeconfig string
+	// ports, for a test: the kubelet's server and healthz ports, in place
+	// of free ones.
+	ports []int
 }
 
 // Kubelet is a running kubelet.
@@ -155,9 +160,33 @@ func isolated(dir string, argv ...string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// errPortTaken: the kubelet exited at start because a port it was given,
+// free when chosen, was taken before it bound it.
+var errPortTaken = errors.New("a port given to the kubelet was taken before it bound it")
+
+// startAttempts bounds the starts of a kubelet whose port was taken.
+const startAttempts = 3
+
 // Start runs the fake CRI and the kubelet on cfg.Dir/manifests and returns
 // once the kubelet's healthz answers, or the error that kept it from it.
-func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
+// A port is free when chosen but not held until the kubelet binds it, so a
+// kubelet that exits because it was taken meanwhile is started again.
+func Start(ctx context.Context, cfg Config) (*Kubelet, error) {
+	var errs []error
+	for range startAttempts {
+		k, err := start(ctx, cfg)
+		if err == nil {
+			return k, nil
+		}
+		if !errors.Is(err, errPortTaken) || cfg.ports != nil {
+			return k, errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 	if cfg.FileCheckFrequency == 0 {
 		cfg.FileCheckFrequency = 2 * time.Second
 	}
@@ -209,9 +238,11 @@ func Start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		return nil, err
 	}
 	undo = append(undo, k.cri.stop)
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, err
+	ports := cfg.ports
+	if ports == nil {
+		if ports, err = freePorts(2); err != nil {
+			return nil, err
+		}
 	}
 	conf := filepath.Join(cfg.Dir, "config.yaml")
 	staticPodPath := k.Manifests
@@ -322,18 +353,58 @@ maxPods: 1000
 `, manifests, plugins, period, endpoint, endpoint, port, healthz)
 }
 
-// freePorts are n loopback ports free a moment ago.
+// freePorts are n loopback ports free a moment ago, chosen below the
+// kernel's ephemeral range: a port from that range can be taken before the
+// kubelet binds it by any connection made meanwhile (the harness's own
+// healthz polls, the API clients of other tests), which picks its local
+// port there.
 func freePorts(n int) ([]int, error) {
+	lo, err := ephemeralLow()
+	if err != nil {
+		return nil, err
+	}
+	const floor = 20000 // above the well-known and registered ports in use
+	if lo <= floor+n {
+		return nil, fmt.Errorf("the ephemeral port range starts at %d, too low to choose ports below it", lo)
+	}
 	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			return nil, fmt.Errorf("no free loopback port in [%d, %d) after %d tries", floor, lo, tries)
+		}
+		p := floor + rand.IntN(lo-floor)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil || slices.Contains(ports, p) {
+			continue
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow() (int, error) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, fmt.Errorf("ip_local_port_range %q: want two ports", b)
+	}
+	return strconv.Atoi(f[0])
+}
+
+// exitedEarly is the error of a kubelet that exited before it was healthy,
+// with the end of its log, which its run folder may not outlive.
+func (k *Kubelet) exitedEarly() error {
+	tail := k.LogTail(20)
+	err := fmt.Errorf("the kubelet exited before it was healthy: %v (log: %s, its end:\n%s)", k.waitErr, k.Log, tail)
+	if strings.Contains(tail, "address already in use") {
+		return fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
 }
 
 // awaitHealthy polls the kubelet's healthz until it answers 200, the
@@ -355,7 +426,7 @@ func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
 		}
 		select {
 		case <-k.exited:
-			return fmt.Errorf("the kubelet exited before it was healthy: %v (log: %s)", k.waitErr, k.Log)
+			return k.exitedEarly()
 		case <-ctx.Done():
 			return fmt.Errorf("the kubelet was not healthy in time (log: %s): %w", k.Log, ctx.Err())
 		case <-tick.C:

@@ -4,10 +4,14 @@ package kubelet
 
 import (
 	"context"
+	"errors"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podwatch/podwatch/test/tools/apiserver"
 )
 
 // A kubelet that exits before it is healthy fails Start, with the reason;
@@ -26,5 +30,61 @@ func TestStartFailsWhenTheKubeletExits(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "exited before it was healthy") {
 		t.Fatalf("Start: %v, want the kubelet's exit", err)
+	}
+}
+
+// A kubelet whose server port is taken before it binds it exits at start;
+// Start says so as errPortTaken, which it answers with other ports.
+func TestStartSaysAPortWasTaken(t *testing.T) {
+	dir := t.TempDir()
+	if testing.Short() {
+		Skip(t, "runs the real kubelet")
+	}
+	if err := Isolation(filepath.Join(dir, "probe")); err != nil {
+		Skip(t, err)
+	}
+	bin, err := apiserver.BuildKubelet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: "n", ports: []int{taken.Addr().(*net.TCPAddr).Port, ports[0]}}
+	k, err := Start(ctx, cfg)
+	if err == nil {
+		_ = k.Stop()
+		t.Fatal("Start of a kubelet whose port is taken returned no error")
+	}
+	if !errors.Is(err, errPortTaken) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Start: %v, want errPortTaken with the log's line", err)
+	}
+}
+
+// The harness's ports lie below the ephemeral range, where no connection
+// made meanwhile takes its local port, and are distinct.
+func TestFreePortsAreBelowTheEphemeralRange(t *testing.T) {
+	lo, err := ephemeralLow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p >= lo || p < 1024 || seen[p] {
+			t.Errorf("port %d: want distinct ports in [1024, %d)", p, lo)
+		}
+		seen[p] = true
 	}
 }
