@@ -8,6 +8,10 @@
 // steps (testdata/scenarios, in the language documented in scenario.go) and
 // the kubelet is the judge.
 //
+// TestPortAgreesWithTheKubelet holds pkg/model, podwatch's port of the
+// kubelet's file source and merge, to the same code the same way: both
+// sides on one folder, every step on the watch, PodUpdate by PodUpdate.
+//
 // The kubelet's file source cannot be stopped and keeps an inotify instance
 // for good, so each scenario runs in a process of its own (the test binary,
 // re-executed); Run is what that process does.
