@@ -1,0 +1,214 @@
+package model
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// End is one way the inputs may have gone: the kubelet's state after them
+// and, per pod key, the pods it ran in turn (Kubelet.Running, "" for none),
+// from the one it ran before the inputs.
+type End struct {
+	Kubelet *Kubelet
+	Runs    map[string][]string
+}
+
+// Explored is every distinct way the inputs may have gone, podwatch's own
+// view first: every read as podwatch read it, every relist where it saw it.
+type Explored struct {
+	Ends []End
+	// Capped says some ways were left out: after an input there were more
+	// distinct states than the cap.
+	Capped bool
+}
+
+// Explore feeds inputs to the port from k (which it leaves as it is)
+// along every choice podwatch cannot see: each outcome of each read, each
+// place a relist may have fallen among the events queued before it. It
+// keeps distinct states only, so that ways which meet go on as one, and at
+// most max of them after any input; past that the result is Capped.
+func Explore(k *Kubelet, inputs []Input, max int) *Explored {
+	out := &Explored{}
+	seen := map[string]bool{}
+	orders := orderings(inputs, max)
+	if len(orders) == max {
+		out.Capped = true
+	}
+	for _, order := range orders {
+		paths := []*path{start(k)}
+		for _, in := range order {
+			var next []*path
+			step := map[string]bool{}
+			for _, p := range paths {
+				for _, q := range p.apply(in) {
+					fp := q.fingerprint()
+					if step[fp] {
+						continue
+					}
+					step[fp] = true
+					next = append(next, q)
+				}
+			}
+			if len(next) > max {
+				next, out.Capped = next[:max], true
+			}
+			paths = next
+		}
+		for _, p := range paths {
+			if fp := p.fingerprint(); !seen[fp] {
+				seen[fp] = true
+				out.Ends = append(out.Ends, End{Kubelet: p.k, Runs: p.runs})
+			}
+		}
+	}
+	return out
+}
+
+// orderings are the orders in which the kubelet may have taken the inputs
+// in, the given one first: each relist also before up to Early of the
+// inputs before it. At most max of them.
+func orderings(inputs []Input, max int) [][]Input {
+	orders := [][]Input{slices.Clone(inputs)}
+	for i, in := range inputs {
+		if in.Relist == nil || in.Early == 0 {
+			continue
+		}
+		var more [][]Input
+		for _, o := range orders {
+			at := slices.IndexFunc(o, func(x Input) bool { return x.Relist == in.Relist })
+			for j := 1; j <= in.Early && at-j >= 0 && i-j >= 0; j++ {
+				moved := slices.Clone(o)
+				moved = slices.Delete(moved, at, at+1)
+				moved = slices.Insert(moved, at-j, in)
+				more = append(more, moved)
+			}
+		}
+		orders = append(orders, more...)
+		if len(orders) >= max {
+			return orders[:max]
+		}
+	}
+	return orders
+}
+
+// path is one way so far.
+type path struct {
+	k    *Kubelet
+	runs map[string][]string
+}
+
+func start(k *Kubelet) *path {
+	p := &path{k: k.clone(), runs: map[string][]string{}}
+	for _, pod := range k.Storage.pods {
+		p.runs[pod.Key] = []string{pod.UID + "\x00" + pod.Semantic}
+	}
+	return p
+}
+
+func (p *path) clone() *path {
+	runs := make(map[string][]string, len(p.runs))
+	for key, r := range p.runs {
+		runs[key] = slices.Clone(r)
+	}
+	return &path{k: p.k.clone(), runs: runs}
+}
+
+// apply is p after in, one path per choice.
+func (p *path) apply(in Input) []*path {
+	if in.Relist != nil {
+		return p.relist(in.Relist)
+	}
+	if in.Event.Type == PodDelete {
+		return []*path{p.event(*in.Event, Outcome{})}
+	}
+	var out []*path
+	for _, o := range in.Reads {
+		out = append(out, p.event(*in.Event, o))
+	}
+	return out
+}
+
+func (p *path) event(e WatchEvent, o Outcome) *path {
+	q := p.clone()
+	u, _ := q.k.Source.ConsumeWatchEvent(e, func(string) (Pod, error) { return o.get() })
+	q.merge(u)
+	return q
+}
+
+// relist is p after a relist, one path per combination of the reads'
+// outcomes.
+func (p *path) relist(l *Listing) []*path {
+	entries := make([]Entry, len(l.Files))
+	for i, f := range l.Files {
+		entries[i] = f.Entry
+	}
+	pick := make([]int, len(l.Files))
+	var out []*path
+	for {
+		q := p.clone()
+		u, _ := q.k.Source.ListConfig(!l.Missing, entries, func(path string) (Pod, error) {
+			i := slices.IndexFunc(l.Files, func(f Listed) bool { return f.Path == path })
+			if i < 0 || len(l.Files[i].Reads) == 0 {
+				return Pod{}, errUnlisted
+			}
+			return l.Files[i].Reads[pick[i]].get()
+		})
+		q.merge(u)
+		out = append(out, q)
+		// The next combination, the first file's choice turning fastest.
+		i := 0
+		for ; i < len(pick); i++ {
+			if pick[i]+1 < len(l.Files[i].Reads) {
+				pick[i]++
+				break
+			}
+			pick[i] = 0
+		}
+		if i == len(pick) {
+			return out
+		}
+	}
+}
+
+// merge hands u to the merge and notes, per key, what runs after it.
+func (p *path) merge(u *Update) {
+	if u == nil {
+		return
+	}
+	p.k.Storage.Merge(u)
+	now := map[string]string{}
+	for _, pod := range p.k.Storage.pods {
+		now[pod.Key] = pod.UID + "\x00" + pod.Semantic
+	}
+	for key := range now {
+		if _, ok := p.runs[key]; !ok {
+			p.runs[key] = []string{""}
+		}
+	}
+	for key, r := range p.runs {
+		if r[len(r)-1] != now[key] {
+			p.runs[key] = append(r, now[key])
+		}
+	}
+}
+
+func (p *path) fingerprint() string {
+	var b strings.Builder
+	p.k.fingerprint(&b)
+	b.WriteByte(4)
+	for _, key := range slices.Sorted(maps.Keys(p.runs)) {
+		b.WriteString(key + "\x00" + strings.Join(p.runs[key], "\x02") + "\x01")
+	}
+	return b.String()
+}
+
+func (o Outcome) get() (Pod, error) {
+	if o.Pod != nil {
+		return *o.Pod, nil
+	}
+	if o.Err == nil {
+		return Pod{}, errUnlisted
+	}
+	return Pod{}, o.Err
+}

@@ -1,0 +1,148 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+var errInvalid = errors.New("invalid")
+
+// at is a pod of key and config read from path, with the UID the kubelet
+// derives from both.
+func at(path, key, cfg string) *Pod {
+	return &Pod{Key: key, UID: path + "\x00" + cfg, Semantic: cfg, File: path}
+}
+
+func ok(p *Pod) Outcome { return Outcome{Pod: p} }
+
+var (
+	gone    = Outcome{Err: fs.ErrNotExist}
+	invalid = Outcome{Err: errInvalid}
+)
+
+func event(path string, t EventType, reads ...Outcome) Input {
+	return Input{Event: &WatchEvent{Path: path, Type: t}, Reads: reads}
+}
+
+func listing(files ...Listed) *Listing { return &Listing{Files: files} }
+
+func file(path string, reads ...Outcome) Listed {
+	return Listed{Entry: Entry{Path: path, Kind: EntryRegular}, Reads: reads}
+}
+
+// listed is a kubelet that listed files, each read as its first outcome.
+func listed(t *testing.T, files ...Listed) *Kubelet {
+	t.Helper()
+	k := NewKubelet()
+	e := Explore(k, []Input{{Relist: listing(files...)}}, 1)
+	return e.Ends[0].Kubelet
+}
+
+func wantSpan(t *testing.T, got Span, from, to string, before types.Range, maySkip bool, elsewhere int) {
+	t.Helper()
+	if got.From != from || got.To != to || fmt.Sprint(got.Before.Min, got.Before.Max == nil) != fmt.Sprint(before.Min, before.Max == nil) ||
+		(before.Max != nil && *got.Before.Max != *before.Max) || got.MaySkip != maySkip || got.Elsewhere != elsewhere {
+		t.Errorf("span %+v (before max %v), want from %q to %q, before %v-%v, maySkip %v, elsewhere %d",
+			got, got.Before.Max, from, to, before.Min, before.Max, maySkip, elsewhere)
+	}
+}
+
+func id(p *Pod) string { return p.UID + "\x00" + p.Semantic }
+
+// sed -i: its temp file is created, written and renamed onto etcd.yaml.
+// podwatch never read the temp file; if the kubelet did, it ran its pod
+// and dropped it at the rename: one restart more on the way.
+func TestSedTempFileMayRestartOnceMore(t *testing.T) {
+	const key = "kube-system/etcd"
+	v1, tmp, v2 := at("m/etcd.yaml", key, "v1"), at("m/sedX", key, "v2"), at("m/etcd.yaml", key, "v2")
+	k := listed(t, file("m/etcd.yaml", ok(v1)))
+	e := Explore(k, []Input{
+		event("m/sedX", PodAdd, gone, invalid, ok(tmp)),
+		event("m/sedX", PodModify, gone, invalid, ok(tmp)),
+		event("m/sedX", PodDelete),
+		event("m/etcd.yaml", PodAdd, ok(v2)),
+	}, 64)
+	if e.Capped {
+		t.Fatal("capped")
+	}
+	wantSpan(t, e.Span(key), id(v1), id(v2), types.Bounded(0, 1), false, 0)
+}
+
+// A relist that finds no valid file sends an empty list but keeps its
+// store, which the next change of it sends again: the pod is dropped and
+// started, a restart podwatch's own view (the file read valid) does not
+// make.
+func TestEmptyRelistMayRestart(t *testing.T) {
+	a, b := at("m/a.yaml", "ns/a", "v1"), at("m/b.yaml", "ns/b", "v1")
+	k := listed(t, file("m/a.yaml", ok(a)))
+	e := Explore(k, []Input{
+		{Relist: listing(file("m/a.yaml", ok(a), invalid))},
+		event("m/b.yaml", PodAdd, ok(b)),
+	}, 64)
+	wantSpan(t, e.Span("ns/a"), id(a), id(a), types.Bounded(0, 1), false, 0)
+	wantSpan(t, e.Span("ns/b"), "", id(b), types.Bounded(0, 0), false, 0)
+}
+
+// Where a relist falls among the events queued before it is a choice: a
+// relist taken in before the write of a shadowed file leaves the write's
+// pod running, after it the .bak's.
+func TestRelistBeforeQueuedEvent(t *testing.T) {
+	const key = "ns/a"
+	bak, a1, a2 := at("m/a.yaml.bak", key, "v0"), at("m/a.yaml", key, "v1"), at("m/a.yaml", key, "v2")
+	k := listed(t, file("m/a.yaml", ok(a1)), file("m/a.yaml.bak", ok(bak)))
+	inputs := []Input{
+		event("m/a.yaml", PodModify, ok(a2)),
+		{Relist: listing(file("m/a.yaml", ok(a2)), file("m/a.yaml.bak", ok(bak))), Early: 1},
+	}
+	e := Explore(k, inputs, 64)
+	if len(e.Ends) != 2 {
+		t.Fatalf("%d ends, want 2: the relist after the event and before it", len(e.Ends))
+	}
+	wantSpan(t, e.Span(key), id(bak), id(bak), types.Bounded(2, 2), false, 1)
+	inputs[1].Early = 0
+	if e := Explore(k, inputs, 64); len(e.Ends) != 1 {
+		t.Errorf("a relist that cannot come early: %d ends, want 1", len(e.Ends))
+	}
+}
+
+// Past the cap of distinct states the result says so, and the span bounds
+// nothing.
+func TestCapIsReached(t *testing.T) {
+	const key = "ns/a"
+	k := listed(t, file("m/a.yaml", ok(at("m/a.yaml", key, "v0"))))
+	var inputs []Input
+	for i := range 6 {
+		inputs = append(inputs, event("m/a.yaml", PodModify,
+			ok(at("m/a.yaml", key, fmt.Sprint("v", i, "a"))), ok(at("m/a.yaml", key, fmt.Sprint("v", i, "b"))), invalid))
+	}
+	e := Explore(k, inputs, 8)
+	if !e.Capped {
+		t.Fatal("not capped")
+	}
+	if s := e.Span(key); s.Before.Max != nil || s.Before.Min != 0 {
+		t.Errorf("capped span before %d-%v, want 0-unbounded", s.Before.Min, s.Before.Max)
+	}
+	if e := Explore(k, inputs, 1<<12); e.Capped {
+		t.Errorf("capped at %d states", 1<<12)
+	}
+}
+
+// Ways that meet go on as one: a thousand events with two reads each that
+// end in the same state do not multiply.
+func TestDistinctStatesOnly(t *testing.T) {
+	const key = "ns/a"
+	a := at("m/a.yaml", key, "v0")
+	k := listed(t, file("m/a.yaml", ok(a)))
+	var inputs []Input
+	for range 1000 {
+		inputs = append(inputs, event("m/a.yaml", PodModify, ok(a), invalid))
+	}
+	e := Explore(k, inputs, 4)
+	if e.Capped || len(e.Ends) != 1 {
+		t.Errorf("capped %v with %d ends, want one end", e.Capped, len(e.Ends))
+	}
+}

@@ -1,0 +1,46 @@
+package model
+
+import "errors"
+
+// Outcome is what one read of a file by the kubelet may have got: the pod
+// it decoded to, or why not (invalid, or fs.ErrNotExist when gone).
+type Outcome struct {
+	Pod *Pod
+	Err error
+}
+
+// Input is one thing the kubelet's file source takes in, in the order it
+// takes them: a watch event or a relist, with what podwatch cannot see of
+// it as choices.
+type Input struct {
+	// Event is a watch event as produceWatchEvent queued it; nil for a
+	// relist.
+	Event *WatchEvent
+	// Reads are the outcomes the read of an add or modify may have had,
+	// podwatch's own view first. A file podwatch never read (gone at
+	// once) has several: invalid or partial, gone, or a version along
+	// the rename chain.
+	Reads []Outcome
+	// Relist is a relist of the folder as it may have been listed.
+	Relist *Listing
+	// Early is, for a relist, how many of the inputs before it it may
+	// have come before: events still queued when it began.
+	Early int
+}
+
+// Listing is the folder as a relist may have listed it.
+type Listing struct {
+	// Missing: the folder did not exist.
+	Missing bool
+	Files   []Listed
+}
+
+// Listed is one name a relist listed, with the outcomes its read may have
+// had (for a regular file), podwatch's own view first.
+type Listed struct {
+	Entry
+	Reads []Outcome
+}
+
+// errUnlisted is the read of a file no input gives an outcome for.
+var errUnlisted = errors.New("no outcome given for this read")
