@@ -6,35 +6,13 @@ import (
 	"strings"
 )
 
-// End is one way the inputs may have gone: the kubelet's state after them
-// and, per pod key, the pods it ran in turn (Kubelet.Running, "" for none),
-// from the one it ran before the inputs.
-type End struct {
-	Kubelet *Kubelet
-	Runs    map[string][]string
-}
-
-// Explored is every distinct way the inputs may have gone, podwatch's own
-// view first: every read as podwatch read it, every relist where it saw it.
-type Explored struct {
-	Ends []End
-	// Capped says some ways were left out: after an input there were more
-	// distinct states than the cap.
-	Capped bool
-}
-
-// Explore feeds inputs to the port from k (which it leaves as it is)
-// along every choice podwatch cannot see: each outcome of each read, each
-// place a relist may have fallen among the events queued before it. It
-// keeps distinct states only, so that ways which meet go on as one, and at
-// most max of them after any input; past that the result is Capped.
-func Explore(k *Kubelet, inputs []Input, max int) *Explored {
-	out := &Explored{}
+// explorePart feeds inputs to the port from k along every choice, keeping
+// distinct states only and at most max of them after any input. The first
+// end is podwatch's own view.
+func explorePart(k *Kubelet, inputs []Input, max int) ([]End, bool) {
+	var ends []End
 	seen := map[string]bool{}
-	orders := orderings(inputs, max)
-	if len(orders) == max {
-		out.Capped = true
-	}
+	orders, capped := orderings(inputs, max)
 	for _, order := range orders {
 		paths := []*path{start(k)}
 		for _, in := range order {
@@ -51,24 +29,24 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 				}
 			}
 			if len(next) > max {
-				next, out.Capped = next[:max], true
+				next, capped = next[:max], true
 			}
 			paths = next
 		}
 		for _, p := range paths {
 			if fp := p.fingerprint(); !seen[fp] {
 				seen[fp] = true
-				out.Ends = append(out.Ends, End{Kubelet: p.k, Runs: p.runs})
+				ends = append(ends, End{Kubelet: p.k, Runs: p.runs})
 			}
 		}
 	}
-	return out
+	return ends, capped
 }
 
 // orderings are the orders in which the kubelet may have taken the inputs
 // in, the given one first: each relist also before up to Early of the
-// inputs before it. At most max of them.
-func orderings(inputs []Input, max int) [][]Input {
+// inputs before it. At most max of them; past that it says so.
+func orderings(inputs []Input, max int) ([][]Input, bool) {
 	orders := [][]Input{slices.Clone(inputs)}
 	for i, in := range inputs {
 		if in.Relist == nil || in.Early == 0 {
@@ -85,11 +63,11 @@ func orderings(inputs []Input, max int) [][]Input {
 			}
 		}
 		orders = append(orders, more...)
-		if len(orders) >= max {
-			return orders[:max]
+		if len(orders) > max {
+			return orders[:max], true
 		}
 	}
-	return orders
+	return orders, false
 }
 
 // path is one way so far.
@@ -116,6 +94,17 @@ func (p *path) clone() *path {
 
 // apply is p after in, one path per choice.
 func (p *path) apply(in Input) []*path {
+	if in.push != noPush {
+		q := p.clone()
+		q.merge(q.k.Source.list())
+		switch in.push {
+		case surePush:
+			return []*path{q}
+		case mayPushNot:
+			return []*path{p, q}
+		}
+		return []*path{q, p}
+	}
 	if in.Relist != nil {
 		return p.relist(in.Relist)
 	}

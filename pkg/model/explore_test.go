@@ -38,8 +38,12 @@ func file(path string, reads ...Outcome) Listed {
 func listed(t *testing.T, files ...Listed) *Kubelet {
 	t.Helper()
 	k := NewKubelet()
-	e := Explore(k, []Input{{Relist: listing(files...)}}, 1)
-	return e.Ends[0].Kubelet
+	u, err := k.Source.ListConfig(true, listing(files...).entries(), listing(files...).read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Storage.Merge(u)
+	return k
 }
 
 func wantSpan(t *testing.T, got Span, from, to string, before types.Range, maySkip bool, elsewhere int) {
@@ -99,13 +103,13 @@ func TestRelistBeforeQueuedEvent(t *testing.T) {
 		{Relist: listing(file("m/a.yaml", ok(a2)), file("m/a.yaml.bak", ok(bak))), Early: 1},
 	}
 	e := Explore(k, inputs, 64)
-	if len(e.Ends) != 2 {
-		t.Fatalf("%d ends, want 2: the relist after the event and before it", len(e.Ends))
+	if n := len(e.Part(key).Ends); n != 2 {
+		t.Fatalf("%d ends, want 2: the relist after the event and before it", n)
 	}
 	wantSpan(t, e.Span(key), id(bak), id(bak), types.Bounded(2, 2), false, 1)
 	inputs[1].Early = 0
-	if e := Explore(k, inputs, 64); len(e.Ends) != 1 {
-		t.Errorf("a relist that cannot come early: %d ends, want 1", len(e.Ends))
+	if e := Explore(k, inputs, 64); len(e.Part(key).Ends) != 1 {
+		t.Errorf("a relist that cannot come early: %d ends, want 1", len(e.Part(key).Ends))
 	}
 }
 
@@ -142,7 +146,78 @@ func TestDistinctStatesOnly(t *testing.T) {
 		inputs = append(inputs, event("m/a.yaml", PodModify, ok(a), invalid))
 	}
 	e := Explore(k, inputs, 4)
-	if e.Capped || len(e.Ends) != 1 {
-		t.Errorf("capped %v with %d ends, want one end", e.Capped, len(e.Ends))
+	if e.Capped || len(e.Part(key).Ends) != 1 {
+		t.Errorf("capped %v with %d ends, want one end", e.Capped, len(e.Part(key).Ends))
 	}
+}
+
+func (l *Listing) entries() []Entry {
+	var es []Entry
+	for _, f := range l.Files {
+		es = append(es, f.Entry)
+	}
+	return es
+}
+
+func (l *Listing) read(path string) (Pod, error) {
+	for _, f := range l.Files {
+		if f.Path == path {
+			return f.Reads[0].get()
+		}
+	}
+	return Pod{}, fs.ErrNotExist
+}
+
+// Keys that no file links are explored apart: the choices of one do not
+// multiply the other's, and a relist links them only through whether the
+// rest of the folder gives a pod.
+func TestPartsApart(t *testing.T) {
+	var files []Listed
+	var inputs []Input
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		path := "m/" + name + ".yaml"
+		files = append(files, file(path, ok(at(path, "ns/"+name, "v0"))))
+		for i := range 3 {
+			inputs = append(inputs, event(path, PodModify, ok(at(path, "ns/"+name, fmt.Sprint("v", i))), invalid, gone))
+		}
+	}
+	k := listed(t, files...)
+	e := Explore(k, inputs, 64)
+	if e.Capped || len(e.Parts) != 6 {
+		t.Fatalf("capped %v, %d parts; want 6 parts, none capped", e.Capped, len(e.Parts))
+	}
+	for _, p := range e.Parts {
+		if len(p.Keys) != 1 || len(p.Ends) > 16 {
+			t.Errorf("part %v: %d ends", p.Keys, len(p.Ends))
+		}
+	}
+	// A file that may give either of two keys joins them.
+	inputs = append(inputs, event("m/a.yaml", PodModify, ok(at("m/a.yaml", "ns/b", "x"))))
+	if e := Explore(k, inputs, 64); len(e.Parts) != 5 || len(e.Part("ns/a").Keys) != 2 {
+		t.Errorf("%d parts, a's keys %v; want 5, a and b together", len(e.Parts), e.Part("ns/a").Keys)
+	}
+}
+
+// A relist whose read of a part's file fails drops its pod from the store
+// when the rest of the folder gives a pod; when the rest may give none
+// too, it sends an empty list and keeps the store, which another part's
+// later change sends again.
+func TestRestOfTheFolderInARelist(t *testing.T) {
+	a, b := at("m/a.yaml", "ns/a", "v1"), at("m/b.yaml", "ns/b", "v1")
+	k := listed(t, file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b)))
+	// a.yaml may read invalid: with b always giving a pod, a is dropped
+	// from the store and comes back only with its file.
+	e := Explore(k, []Input{{Relist: listing(file("m/a.yaml", ok(a), invalid), file("m/b.yaml", ok(b)))}}, 64)
+	wantSpan(t, e.Span("ns/a"), id(a), id(a), types.Bounded(0, 0), false, 1)
+	if n := len(e.Part("ns/a").Ends); n != 2 {
+		t.Errorf("a: %d ends, want 2 (kept, dropped)", n)
+	}
+	// The whole folder may read invalid: then the store is kept, and a
+	// later add of another file brings a back.
+	c := at("m/c.yaml", "ns/c", "v1")
+	e = Explore(k, []Input{
+		{Relist: listing(file("m/a.yaml", ok(a), invalid), file("m/b.yaml", ok(b), invalid))},
+		event("m/c.yaml", PodAdd, ok(c)),
+	}, 64)
+	wantSpan(t, e.Span("ns/a"), id(a), id(a), types.Bounded(0, 1), false, 1)
 }

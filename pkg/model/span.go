@@ -20,8 +20,17 @@ type Span struct {
 	Elsewhere int
 }
 
-// Span is the span of key over e's ends.
+// Span is the span of key over the ends of its part; a key no input
+// touches has none, and runs as it did.
 func (e *Explored) Span(key string) Span {
+	p := e.Part(key)
+	if p == nil {
+		return Span{Before: types.Bounded(0, 0)}
+	}
+	return p.span(key)
+}
+
+func (e *Part) span(key string) Span {
 	runs := func(end End) []string {
 		if r, ok := end.Runs[key]; ok {
 			return r

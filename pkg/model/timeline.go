@@ -26,7 +26,21 @@ type Input struct {
 	// Early is, for a relist, how many of the inputs before it it may
 	// have come before: events still queued when it began.
 	Early int
+	// push stands, in a part, for another part's event that may have
+	// changed the store, which then sends all of it: what the part's keys
+	// hold in the store, the merge takes again.
+	push push
 }
+
+// push is whether another part's event sends the store.
+type push uint8
+
+const (
+	noPush     push = iota
+	mayPush         // podwatch's own view: it sends
+	mayPushNot      // podwatch's own view: it does not
+	surePush
+)
 
 // Listing is the folder as a relist may have listed it.
 type Listing struct {

@@ -1,0 +1,258 @@
+package model
+
+import (
+	"slices"
+	"strings"
+)
+
+// Explored is every distinct way the inputs may have gone, part by part.
+type Explored struct {
+	Parts []Part
+	// Capped says some part was capped.
+	Capped bool
+}
+
+// Part is the exploration of the pod keys the inputs link: the keys one
+// file's reads may give. Parts are explored apart, so that choices in one
+// do not multiply those in another. Only a relist links them further: it
+// sends an empty list when no file gives a pod, which drops every pod and
+// keeps the store. A part sees the rest of the folder in a relist as one
+// stand-in file, which gives a pod or not as the rest's reads may.
+type Part struct {
+	Keys []string
+	// Ends are the distinct ways the part's inputs may have gone,
+	// podwatch's own view (every read as it read it, every relist where
+	// it saw it) first.
+	Ends []End
+	// Capped says some ways were left out: after an input there were more
+	// distinct states than the cap.
+	Capped bool
+}
+
+// End is one way a part's inputs may have gone: the kubelet's state after
+// them and, per pod key, the pods it ran in turn (Kubelet.Running, "" for
+// none), from the one it ran before the inputs.
+type End struct {
+	Kubelet *Kubelet
+	Runs    map[string][]string
+}
+
+// The rest of the folder, for a part, in a relist.
+const (
+	restPath = "\x00rest"
+	restKey  = "\x00rest"
+)
+
+var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
+
+// Explore feeds inputs to the port from k (which it leaves as it is)
+// along every choice podwatch cannot see: each outcome of each read, each
+// place a relist may have fallen among the events queued before it. Each
+// part keeps distinct states only, so that ways which meet go on as one,
+// and at most max of them after any input; past that it is Capped.
+func Explore(k *Kubelet, inputs []Input, max int) *Explored {
+	keysOf := map[string]map[string]bool{} // path -> the keys it may give
+	note := func(path, key string) {
+		if keysOf[path] == nil {
+			keysOf[path] = map[string]bool{}
+		}
+		keysOf[path][key] = true
+	}
+	for path, key := range k.Source.fileKeyMapping {
+		note(path, key)
+	}
+	for _, in := range inputs {
+		if in.Event != nil {
+			for _, o := range in.Reads {
+				if o.Pod != nil {
+					note(in.Event.Path, o.Pod.Key)
+				}
+			}
+			continue
+		}
+		for _, f := range in.Relist.Files {
+			for _, o := range f.Reads {
+				if o.Pod != nil {
+					note(f.Path, o.Pod.Key)
+				}
+			}
+		}
+	}
+	// Union the keys of each path; every key held at start is a part's.
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if _, ok := parent[x]; !ok {
+			parent[x] = x
+		}
+		if parent[x] != x {
+			parent[x] = find(parent[x])
+		}
+		return parent[x]
+	}
+	for key := range k.Source.store {
+		find(key)
+	}
+	for _, p := range k.Storage.pods {
+		find(p.Key)
+	}
+	for _, keys := range keysOf {
+		var first string
+		for key := range keys {
+			if first == "" {
+				first = find(key)
+				continue
+			}
+			parent[find(key)] = first
+		}
+	}
+	byRoot := map[string][]string{}
+	for key := range parent {
+		byRoot[find(key)] = append(byRoot[find(key)], key)
+	}
+	out := &Explored{}
+	for _, keys := range byRoot {
+		slices.Sort(keys)
+		part := Part{Keys: keys}
+		in := func(key string) bool { _, ok := slices.BinarySearch(keys, key); return ok }
+		pk, pin := restrict(k, inputs, in, func(path string) bool {
+			for key := range keysOf[path] {
+				return in(key)
+			}
+			return false
+		}, func(path string) bool { return len(keysOf[path]) > 0 })
+		part.Ends, part.Capped = explorePart(pk, pin, max)
+		for _, end := range part.Ends {
+			delete(end.Runs, restKey)
+		}
+		out.Parts = append(out.Parts, part)
+		out.Capped = out.Capped || part.Capped
+	}
+	slices.SortFunc(out.Parts, func(a, b Part) int { return strings.Compare(a.Keys[0], b.Keys[0]) })
+	return out
+}
+
+// restrict is k and inputs as the part of the keys in sees them: its
+// files' events, its keys' state, and the rest of the folder as one
+// stand-in pod.
+func restrict(k *Kubelet, inputs []Input, in func(key string) bool, mine, keyed func(path string) bool) (*Kubelet, []Input) {
+	pk := NewKubelet()
+	pk.Storage.seen = k.Storage.seen
+	rest := false
+	for key, p := range k.Source.store {
+		if in(key) {
+			pk.Source.store[key] = p
+		} else {
+			rest = true
+		}
+	}
+	if rest {
+		pk.Source.store[restKey] = restPod
+		pk.Source.fileKeyMapping[restPath] = restKey
+	}
+	for path, key := range k.Source.fileKeyMapping {
+		if in(key) {
+			pk.Source.fileKeyMapping[path] = key
+		}
+	}
+	rest = false
+	for uid, p := range k.Storage.pods {
+		if in(p.Key) {
+			pk.Storage.pods[uid] = p
+		} else {
+			rest = true
+		}
+	}
+	if rest {
+		pk.Storage.pods[restPod.UID] = restPod
+	}
+
+	var pin []Input
+	kept := make([]bool, len(inputs))
+	for i, x := range inputs {
+		if x.Event != nil {
+			switch {
+			case mine(x.Event.Path):
+				pin = append(pin, x)
+			case pushOf(x, keyed) != noPush:
+				pin = append(pin, Input{push: pushOf(x, keyed)})
+			default:
+				continue
+			}
+			kept[i] = true
+			continue
+		}
+		kept[i] = true
+		l := &Listing{Missing: x.Relist.Missing}
+		mayPod, mayNone := false, true
+		for _, f := range x.Relist.Files {
+			if f.Kind != EntryRegular || mine(f.Path) {
+				l.Files = append(l.Files, f)
+				continue
+			}
+			givesPod, givesNone := false, len(f.Reads) == 0
+			for _, o := range f.Reads {
+				givesPod = givesPod || o.Pod != nil
+				givesNone = givesNone || o.Pod == nil
+			}
+			mayPod = mayPod || givesPod
+			mayNone = mayNone && givesNone
+		}
+		var reads []Outcome
+		if mayPod {
+			p := restPod
+			reads = append(reads, Outcome{Pod: &p})
+		}
+		if mayNone {
+			reads = append(reads, Outcome{Err: errUnlisted})
+		}
+		if mayPod {
+			l.Files = append(l.Files, Listed{Entry: Entry{Path: restPath, Kind: EntryRegular}, Reads: reads})
+		}
+		early := 0
+		for j := i - 1; j >= i-x.Early && j >= 0; j-- {
+			if kept[j] {
+				early++
+			}
+		}
+		pin = append(pin, Input{Relist: l, Early: early})
+	}
+	return pk, pin
+}
+
+// Part is the part that holds key, nil when no input touches it.
+func (e *Explored) Part(key string) *Part {
+	for i := range e.Parts {
+		if _, ok := slices.BinarySearch(e.Parts[i].Keys, key); ok {
+			return &e.Parts[i]
+		}
+	}
+	return nil
+}
+
+// pushOf says whether another part's event x sends the whole store: an
+// add or modify does when it reads a pod (the store sends on every Add,
+// changed or not), a delete may when its file may give a key.
+func pushOf(x Input, keyed func(path string) bool) push {
+	if x.Event.Type == PodDelete {
+		if keyed(x.Event.Path) {
+			return mayPush
+		}
+		return noPush
+	}
+	n := 0
+	for _, o := range x.Reads {
+		if o.Pod != nil {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return noPush
+	case n == len(x.Reads):
+		return surePush
+	case x.Reads[0].Pod != nil:
+		return mayPush
+	}
+	return mayPushNot
+}
