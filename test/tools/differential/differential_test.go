@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(scenarioEnv); path != "" {
 		os.Exit(child(path))
 	}
+	if seed := os.Getenv(fuzzSeedEnv); seed != "" {
+		os.Exit(fuzzChild(seed))
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,120 @@
+package differential
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzSeedEnv makes the re-executed test binary play one fuzz round of
+// the seed it holds: every kubelet file source keeps an inotify instance
+// until its process ends.
+const fuzzSeedEnv = "PODWATCH_PORT_FUZZ_SEED"
+
+// fuzzRoundsEnv sets how many rounds TestPortFuzz plays (default 24).
+const fuzzRoundsEnv = "PODWATCH_PORT_FUZZ_ROUNDS"
+
+const fuzzPrefix = "port-fuzz-result: "
+
+// fuzzPeriod is the kubelet's relist period in a round: short, so that
+// relists fall among the changes.
+const fuzzPeriod = 50 * time.Millisecond
+
+func fuzzChild(seed string) int {
+	res := &FuzzResult{}
+	err := func() error {
+		s, err := strconv.ParseUint(seed, 10, 64)
+		if err != nil {
+			return err
+		}
+		res.Seed = s
+		dir, err := os.MkdirTemp("", "podwatch-port-fuzz-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		ctx, cancel := context.WithTimeout(context.Background(), childLimit)
+		defer cancel()
+		r, err := FuzzRound(ctx, dir, s, fuzzPeriod)
+		if r != nil {
+			res = r
+		}
+		return err
+	}()
+	if err != nil {
+		res.Error = err.Error()
+	}
+	out, jerr := json.Marshal(res)
+	if jerr != nil {
+		fmt.Fprintln(os.Stderr, jerr)
+		return 2
+	}
+	fmt.Printf("%s%s\n", fuzzPrefix, out)
+	return 0
+}
+
+// TestPortFuzz plays random rounds of changes to the kubelet's own file
+// source and pod config, and requires the kubelet's outcome, pod by pod,
+// to be among the ends the port explores from what a second watch saw.
+func TestPortFuzz(t *testing.T) {
+	rounds := 24
+	if s := os.Getenv(fuzzRoundsEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("%s: %v", fuzzRoundsEnv, err)
+		}
+		rounds = n
+	}
+	base := uint64(time.Now().UnixNano())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends, maxEnds, capped int
+	for i := range rounds {
+		seed := base + uint64(i)
+		ctx, cancel := context.WithTimeout(context.Background(), childLimit+30*time.Second)
+		cmd := exec.CommandContext(ctx, self, "-test.run=^$")
+		cmd.Env = append(os.Environ(), fuzzSeedEnv+"="+strconv.FormatUint(seed, 10))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		runErr := cmd.Run()
+		cancel()
+		var res *FuzzResult
+		lines := bufio.NewScanner(&stdout)
+		lines.Buffer(nil, 16<<20)
+		for lines.Scan() {
+			if js, ok := strings.CutPrefix(lines.Text(), fuzzPrefix); ok {
+				res = &FuzzResult{}
+				if err := json.Unmarshal([]byte(js), res); err != nil {
+					t.Fatalf("seed %d: child's result: %v", seed, err)
+				}
+			}
+		}
+		switch {
+		case res == nil:
+			t.Fatalf("seed %d: no result (%v)\n%s", seed, runErr, stderr.String())
+		case res.Error != "":
+			t.Fatalf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
+		case res.Capped:
+			capped++
+			t.Logf("seed %d: capped at %d ends, not judged; ops %q", seed, res.Ends, res.Ops)
+		case !res.Covered:
+			t.Errorf("seed %d: the kubelet ran %v, which none of the port's %d ends has; ops %q", seed, res.Kubelet, res.Ends, res.Ops)
+		}
+		ends += res.Ends
+		maxEnds = max(maxEnds, res.Ends)
+	}
+	if capped > rounds/4 {
+		t.Errorf("%d of %d rounds capped: the fuzz judges too little", capped, rounds)
+	}
+	t.Logf("%d rounds from seed %d: %d ends explored in all, at most %d in one; %d capped", rounds, base, ends, maxEnds, capped)
+}
