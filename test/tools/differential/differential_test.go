@@ -55,37 +55,81 @@ func TestMain(m *testing.M) {
 // result could be had at all, whatever it says.
 func child(path string) int {
 	res := &Result{Scenario: path}
-	err := func() error {
+	err := inFolder("podwatch-differential-", func(ctx context.Context, dir string) error {
 		sc, err := Load(path)
 		if err != nil {
 			return err
 		}
-		dir, err := os.MkdirTemp("", "podwatch-differential-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		ctx, cancel := context.WithTimeout(context.Background(), childLimit)
-		defer cancel()
 		r, err := Run(ctx, sc, Options{Dir: dir, NodeName: node, Relist: relistPeriod, Settle: settleDelay, Wait: waitLimit})
 		if err != nil {
 			return err
 		}
 		res = r
 		return nil
-	}()
+	})
 	code := 0
 	if err != nil {
 		res.Error = err.Error()
 		code = 1
 	}
-	out, jerr := json.Marshal(res)
-	if jerr != nil {
-		fmt.Fprintln(os.Stderr, jerr)
+	return printResult(resultPrefix, res, code)
+}
+
+// inFolder runs f in a new folder, removed after, within childLimit.
+func inFolder(pattern string, f func(ctx context.Context, dir string) error) error {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), childLimit)
+	defer cancel()
+	return f(ctx, dir)
+}
+
+// printResult prints a child's one line of JSON after prefix and returns
+// code, or 2 when res cannot be encoded.
+func printResult(prefix string, res any, code int) int {
+	out, err := json.Marshal(res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	fmt.Printf("%s%s\n", resultPrefix, out)
+	fmt.Printf("%s%s\n", prefix, out)
 	return code
+}
+
+// reexec runs the test binary again, running no test, with env=value set,
+// and decodes the line of its stdout after prefix into res; it reports
+// whether there was one, with the run's error and stderr.
+func reexec(t *testing.T, env, value, prefix string, res any) (bool, error, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), childLimit+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env+"="+value)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	found := false
+	lines := bufio.NewScanner(&stdout)
+	lines.Buffer(nil, 16<<20)
+	for lines.Scan() {
+		if js, ok := strings.CutPrefix(lines.Text(), prefix); ok {
+			if err := json.Unmarshal([]byte(js), res); err != nil {
+				t.Fatalf("child's result: %v", err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		return false, runErr, stdout.String() + stderr.String()
+	}
+	return true, runErr, stderr.String()
 }
 
 // scenarioSources are where the scenarios come from; every scenario in a
@@ -152,39 +196,19 @@ func loadScenarios(t *testing.T) []playable {
 // runChild re-executes the test binary on one scenario.
 func runChild(t *testing.T, path string) *Result {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), childLimit+30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), scenarioEnv+"="+abs)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	var res *Result
-	lines := bufio.NewScanner(&stdout)
-	lines.Buffer(nil, 16<<20)
-	for lines.Scan() {
-		if js, ok := strings.CutPrefix(lines.Text(), resultPrefix); ok {
-			res = &Result{}
-			if err := json.Unmarshal([]byte(js), res); err != nil {
-				t.Fatalf("child's result: %v", err)
-			}
-		}
-	}
+	res := &Result{}
+	found, runErr, out := reexec(t, scenarioEnv, abs, resultPrefix, res)
 	switch {
-	case res == nil:
-		t.Fatalf("child gave no result (%v)\nstdout:\n%s\nstderr:\n%s", runErr, stdout.String(), stderr.String())
+	case !found:
+		t.Fatalf("child gave no result (%v)\n%s", runErr, out)
 	case res.Error != "":
-		t.Fatalf("child failed: %s\nstderr:\n%s", res.Error, stderr.String())
+		t.Fatalf("child failed: %s\nstderr:\n%s", res.Error, out)
 	case runErr != nil:
-		t.Fatalf("child: %v\nstderr:\n%s", runErr, stderr.String())
+		t.Fatalf("child: %v\nstderr:\n%s", runErr, out)
 	}
 	return res
 }

@@ -1,15 +1,9 @@
 package differential
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -30,35 +24,22 @@ const fuzzPeriod = 50 * time.Millisecond
 
 func fuzzChild(seed string) int {
 	res := &FuzzResult{}
-	err := func() error {
+	err := inFolder("podwatch-port-fuzz-", func(ctx context.Context, dir string) error {
 		s, err := strconv.ParseUint(seed, 10, 64)
 		if err != nil {
 			return err
 		}
 		res.Seed = s
-		dir, err := os.MkdirTemp("", "podwatch-port-fuzz-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		ctx, cancel := context.WithTimeout(context.Background(), childLimit)
-		defer cancel()
 		r, err := FuzzRound(ctx, dir, s, fuzzPeriod)
 		if r != nil {
 			res = r
 		}
 		return err
-	}()
+	})
 	if err != nil {
 		res.Error = err.Error()
 	}
-	out, jerr := json.Marshal(res)
-	if jerr != nil {
-		fmt.Fprintln(os.Stderr, jerr)
-		return 2
-	}
-	fmt.Printf("%s%s\n", fuzzPrefix, out)
-	return 0
+	return printResult(fuzzPrefix, res, 0)
 }
 
 // TestPortFuzz plays random rounds of changes to the kubelet's own file
@@ -74,34 +55,14 @@ func TestPortFuzz(t *testing.T) {
 		rounds = n
 	}
 	base := uint64(time.Now().UnixNano())
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ends, maxEnds, capped int
 	for i := range rounds {
 		seed := base + uint64(i)
-		ctx, cancel := context.WithTimeout(context.Background(), childLimit+30*time.Second)
-		cmd := exec.CommandContext(ctx, self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), fuzzSeedEnv+"="+strconv.FormatUint(seed, 10))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		runErr := cmd.Run()
-		cancel()
-		var res *FuzzResult
-		lines := bufio.NewScanner(&stdout)
-		lines.Buffer(nil, 16<<20)
-		for lines.Scan() {
-			if js, ok := strings.CutPrefix(lines.Text(), fuzzPrefix); ok {
-				res = &FuzzResult{}
-				if err := json.Unmarshal([]byte(js), res); err != nil {
-					t.Fatalf("seed %d: child's result: %v", seed, err)
-				}
-			}
-		}
+		res := &FuzzResult{}
+		found, runErr, out := reexec(t, fuzzSeedEnv, strconv.FormatUint(seed, 10), fuzzPrefix, res)
 		switch {
-		case res == nil:
-			t.Fatalf("seed %d: no result (%v)\n%s", seed, runErr, stderr.String())
+		case !found:
+			t.Fatalf("seed %d: no result (%v)\n%s", seed, runErr, out)
 		case res.Error != "":
 			t.Fatalf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
 		case res.Capped:
