@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,9 +26,6 @@ import (
 // tmpfs on; the child runs the scenario there instead of re-executing.
 const diskFullEnv = "PODWATCH_TEST_DISKFULL_MNT"
 
-// diskFullSkip starts the line the child prints when the mount is refused.
-const diskFullSkip = "DISKFULL-SKIP: "
-
 // diskFullSize is the tmpfs size: room for the event store and the shards
 // of a few pods, small enough to fill at once.
 const diskFullSize = "1m"
@@ -42,71 +37,23 @@ func TestStateDiskFull(t *testing.T) {
 		diskFullScenario(t, mnt)
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a private mount namespace and a tmpfs mount")
-	}
 	mnt := t.TempDir()
-	before := mountPoints(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStateDiskFull$", "-test.v", "-test.count=1", "-test.timeout=3m")
-	cmd.Env = append(os.Environ(), diskFullEnv+"="+mnt)
-	// The child starts in a new mount namespace; Go marks its / private
-	// (MS_REC|MS_PRIVATE) before exec, so no mount propagates back.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Skipf("cannot start a child in a new mount namespace here: %v", err)
-	}
-	if _, reason, ok := strings.Cut(string(out), diskFullSkip); ok {
-		reason, _, _ = strings.Cut(reason, "\n")
-		t.Skipf("no size-limited tmpfs in a private mount namespace here: %s", reason)
-	}
-	t.Logf("child:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestStateDiskFull") {
-		t.Fatalf("the disk-full scenario failed in the child: %v", err)
-	}
-
-	// The host is unchanged: no mount left on mnt (or anywhere new), and
-	// nothing written through to the folder under it.
-	after := mountPoints(t)
-	if slices.Contains(after, mnt) {
-		t.Errorf("%s is still a mount point on the host after the child exited", mnt)
-	}
-	for _, p := range after {
-		if !slices.Contains(before, p) {
-			t.Errorf("mount point %s appeared on the host during the test", p)
-		}
-	}
+	inPrivateMounts(t, "TestStateDiskFull", diskFullEnv, mnt)
+	// Nothing was written through to the folder under the tmpfs.
 	if names, err := os.ReadDir(mnt); err != nil || len(names) != 0 {
 		t.Errorf("the host's %s holds %d entries (err %v); the state belonged on the child's tmpfs", mnt, len(names), err)
 	}
-}
-
-// mountPoints lists this mount namespace's mount points.
-func mountPoints(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if f := strings.Fields(line); len(f) > 4 {
-			out = append(out, f[4])
-		}
-	}
-	return out
 }
 
 // diskFullScenario is the child: the agent in-process on a tmpfs state
 // dir that is filled, edited past, and freed.
 func diskFullScenario(t *testing.T, mnt string) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		fmt.Printf("%smaking / private: %v\n", diskFullSkip, err)
+		fmt.Printf("%smaking / private: %v\n", mountSkip, err)
 		t.Skip(err)
 	}
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size="+diskFullSize+",mode=0700"); err != nil {
-		fmt.Printf("%smount -t tmpfs -o size=%s: %v\n", diskFullSkip, diskFullSize, err)
+		fmt.Printf("%smount -t tmpfs -o size=%s: %v\n", mountSkip, diskFullSize, err)
 		t.Skip(err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(mnt, 0) })

@@ -10,9 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,58 +25,19 @@ import (
 // readOnlyEnv tells the re-executed child to run the scenario.
 const readOnlyEnv = "PODWATCH_TEST_READONLY_STATE"
 
-// readOnlySkip starts the line the child prints when the mount is refused.
-const readOnlySkip = "READONLY-SKIP: "
-
-// requireEnv, set to 1 (as CI sets it), fails a test that needs root and a
-// mount namespace instead of skipping it.
-const requireEnv = "PODWATCH_REQUIRE_KUBELET"
-
-func skipUnlessRequired(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it to run", why, requireEnv)
-	}
-	t.Skip(why)
-}
-
 func TestReadOnlyStateDirRestart(t *testing.T) {
 	if os.Getenv(readOnlyEnv) != "" {
 		readOnlyScenario(t)
 		return
 	}
-	if os.Geteuid() != 0 {
-		skipUnlessRequired(t, "needs root for a private mount namespace and a read-only bind mount")
-	}
-	before := mountPoints(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReadOnlyStateDirRestart$", "-test.v", "-test.count=1", "-test.timeout=3m")
-	cmd.Env = append(os.Environ(), readOnlyEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		skipUnlessRequired(t, fmt.Sprintf("cannot start a child in a new mount namespace here: %v", err))
-	}
-	if _, reason, ok := strings.Cut(string(out), readOnlySkip); ok {
-		reason, _, _ = strings.Cut(reason, "\n")
-		skipUnlessRequired(t, "no read-only bind mount in a private mount namespace here: "+reason)
-	}
-	t.Logf("child:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestReadOnlyStateDirRestart") {
-		t.Fatalf("the read-only scenario failed in the child: %v", err)
-	}
-	for _, p := range mountPoints(t) {
-		if !slices.Contains(before, p) {
-			t.Errorf("mount point %s appeared on the host during the test", p)
-		}
-	}
+	inPrivateMounts(t, "TestReadOnlyStateDirRestart", readOnlyEnv, "1")
 }
 
 // readOnlyScenario is the child: an agent publishes, stops, its state dir
 // turns read-only, and the next start must announce nothing unchanged.
 func readOnlyScenario(t *testing.T) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		fmt.Printf("%smaking / private: %v\n", readOnlySkip, err)
+		fmt.Printf("%smaking / private: %v\n", mountSkip, err)
 		t.Skip(err)
 	}
 	dir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
@@ -93,12 +52,12 @@ func readOnlyScenario(t *testing.T) {
 
 	// As after a disk error: the same files, now read-only.
 	if err := unix.Mount(state, state, "", unix.MS_BIND, ""); err != nil {
-		fmt.Printf("%sbind mount: %v\n", readOnlySkip, err)
+		fmt.Printf("%sbind mount: %v\n", mountSkip, err)
 		t.Skip(err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(state, unix.MNT_DETACH) })
 	if err := unix.Mount("", state, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		fmt.Printf("%sremount read-only: %v\n", readOnlySkip, err)
+		fmt.Printf("%sremount read-only: %v\n", mountSkip, err)
 		t.Skip(err)
 	}
 	if err := os.WriteFile(filepath.Join(state, "probe"), nil, 0o600); !errors.Is(err, syscall.EROFS) {
