@@ -1,0 +1,27 @@
+package events
+
+import (
+	"encoding/json"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// AnnotationClaim is on an Event that reports a change with a claim
+// (Occurrence.Claim): the claim of its latest occurrence, as compact JSON
+// (types.Claim), so that whoever reads the Event, in any sink, has what
+// the change says of the kubelet as data rather than words.
+const AnnotationClaim = "podwatch.io/claim"
+
+// claimJSON is c as AnnotationClaim's value, "" for none. A Claim is
+// plain data, so encoding it cannot fail; should it, the Event goes out
+// without the annotation rather than not at all.
+func claimJSON(c *types.Claim) string {
+	if c == nil {
+		return ""
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
