@@ -44,8 +44,20 @@ func (c *computation) noteSaid(key string, bounded bool, id uint64) {
 	if c.kv.said == nil {
 		c.kv.said = map[string]saidRun{}
 	}
-	r.ids = append(slices.Clip(r.ids), id)
+	// The view's runs are its own (see cloneSaid): append in place.
+	r.ids = append(r.ids, id)
 	c.kv.said[key] = r
+}
+
+// cloneSaid copies said for a view that must leave the original as it
+// was: each run's IDs too, which noteSaid appends to in place.
+func cloneSaid(said map[string]saidRun) map[string]saidRun {
+	out := maps.Clone(said)
+	for key, r := range out {
+		r.ids = slices.Clone(r.ids)
+		out[key] = r
+	}
+	return out
 }
 
 // amend emits, at a sign newer than any seen, a ReasonMayHaveRestarted
