@@ -239,6 +239,13 @@ func emptyRelistBroughtBack(t *testing.T, gone bool) {
 	if add := opMessage(chs, types.OpAdd); !strings.Contains(add, "last good parse of web.yaml") || !strings.Contains(add, "unless its next relist drops it first") || !chs[1].MaySkip {
 		t.Errorf("ADD = %q (may skip: %v), want it from web.yaml's last good parse, once the stop is done", add, chs[1].MaySkip)
 	}
+	// The relist's stop and the watch's start were both made: a claim
+	// neither may skip, the ADD with the REMOVE.
+	checkClaim(t, chs[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist})
+	checkClaim(t, chs[1], claimWant{op: types.OpAdd, at: types.ClaimAtRelist})
+	if chs[1].Claim.With != chs[0].Claim.ID {
+		t.Errorf("the ADD goes with %d, want the REMOVE's %d", chs[1].Claim.With, chs[0].Claim.ID)
+	}
 	// The next relist finds no valid file, or z.yaml: web.yaml's pod goes
 	// for good.
 	next := relistAt.Add(2 * time.Second)
