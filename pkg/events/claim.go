@@ -3,6 +3,8 @@ package events
 import (
 	"encoding/json"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -24,4 +26,22 @@ func claimJSON(c *types.Claim) string {
 		return ""
 	}
 	return string(b)
+}
+
+// LastClaimID is the highest claim ID among evs' AnnotationClaim, 0 for
+// none: where a restart's numbering of claims goes on from when the
+// published state lost its count (state.json lost, or not yet saved).
+func LastClaimID(evs []v1.Event) uint64 {
+	var last uint64
+	for i := range evs {
+		raw, ok := evs[i].Annotations[AnnotationClaim]
+		if !ok {
+			continue
+		}
+		var c types.Claim
+		if json.Unmarshal([]byte(raw), &c) == nil {
+			last = max(last, c.ID)
+		}
+	}
+	return last
 }

@@ -64,3 +64,22 @@ func TestRestoredEventKeepsItsClaim(t *testing.T) {
 		t.Errorf("restored claim %+v, want 4", c)
 	}
 }
+
+// LastClaimID is the highest claim ID the Events carry, whatever their
+// order, skipping those without a claim or with one it cannot read.
+func TestLastClaimID(t *testing.T) {
+	ev := func(claim string) v1.Event {
+		var e v1.Event
+		if claim != "" {
+			e.Annotations = map[string]string{AnnotationClaim: claim}
+		}
+		return e
+	}
+	evs := []v1.Event{ev(`{"id":7,"op":"ADD"}`), ev(""), ev(`{"id":12,"op":"REMOVE"}`), ev(`not json`), ev(`{"id":3,"op":"UPDATE"}`)}
+	if got := LastClaimID(evs); got != 12 {
+		t.Errorf("LastClaimID = %d, want 12", got)
+	}
+	if got := LastClaimID(nil); got != 0 {
+		t.Errorf("LastClaimID(nil) = %d, want 0", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/podwatch/podwatch/pkg/agent"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/published"
 	"github.com/podwatch/podwatch/pkg/store"
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -81,5 +82,42 @@ func TestRunChangesCarryClaims(t *testing.T) {
 	}
 	if seen != 3 {
 		t.Errorf("%d Events in the store carry their claim, want 3", seen)
+	}
+}
+
+// lastClaim is the highest claim ID on a's stdout so far.
+func lastClaim(t *testing.T, a *runningAgent) uint64 {
+	t.Helper()
+	var last uint64
+	for _, ev := range a.out.events(t) {
+		if c, ok := claimOf(t, ev); ok {
+			last = max(last, c.ID)
+		}
+	}
+	return last
+}
+
+// A restart whose state.json is lost (so its count of claims) numbers
+// its claims on from those its Events carry, never from 1 again.
+func TestClaimIDsGoOnAfterTheStateIsLost(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	withState := func(o *agent.Options) { o.StateDir = state }
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
+	a := startAgent(t, dir, withState)
+	a.waitEvent(types.ReasonAdded, "web.yaml")
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	a.waitEvent(types.ReasonUpdated, "nginx:1.28 -> nginx:1.29")
+	before := lastClaim(t, a)
+	a.shutdown()
+	if err := os.Remove(filepath.Join(state, published.StateFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	b := startAgent(t, dir, withState)
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.30"))
+	up := b.waitEvent(types.ReasonUpdated, "nginx:1.29 -> nginx:1.30")
+	c, ok := claimOf(t, up)
+	if !ok || before == 0 || c.ID <= before {
+		t.Fatalf("after the restart the UPDATE claims %+v, want an ID past %d, the last before it", c, before)
 	}
 }
