@@ -104,6 +104,8 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 	}
 	sinks = append(sinks, kubeSinks...)
 	p.kubeSink = kubeSinkOf(kubeSinks)
+	// Claims said but not yet in the saved state are in the Events.
+	state.ClaimSeq = max(state.ClaimSeq, events.LastClaimID(restore))
 	evOpts := opts.Events
 	evOpts.Host = opts.NodeName
 	rec, err := events.New(evOpts, clk, log, sinks, restore)

@@ -24,13 +24,14 @@ import (
 type saidRun struct {
 	first time.Time // when podwatch said it
 	n     int       // changes of the pod said since, that one included
+	ids   []uint64  // their claims' IDs
 }
 
 // noteSaid counts a change of key's pod just emitted; bounded says its
 // message counts the restarts on its way with no sign of a file source
 // behind (see computation.bounded). A run begins only on the watch: a
 // list's changes are the relist's.
-func (c *computation) noteSaid(key string, bounded bool) {
+func (c *computation) noteSaid(key string, bounded bool, id uint64) {
 	r, ok := c.kv.said[key]
 	switch {
 	case ok:
@@ -43,7 +44,20 @@ func (c *computation) noteSaid(key string, bounded bool) {
 	if c.kv.said == nil {
 		c.kv.said = map[string]saidRun{}
 	}
+	// The view's runs are its own (see cloneSaid): append in place.
+	r.ids = append(r.ids, id)
 	c.kv.said[key] = r
+}
+
+// cloneSaid copies said for a view that must leave the original as it
+// was: each run's IDs too, which noteSaid appends to in place.
+func cloneSaid(said map[string]saidRun) map[string]saidRun {
+	out := maps.Clone(said)
+	for key, r := range out {
+		r.ids = slices.Clone(r.ids)
+		out[key] = r
+	}
+	return out
 }
 
 // amend emits, at a sign newer than any seen, a ReasonMayHaveRestarted
@@ -91,7 +105,8 @@ func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) typ
 		file = p.File
 	}
 	return types.Change{
-		Type: v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
+		Claim: &types.Claim{ID: c.nextClaimID(), At: types.ClaimAtWatch, Before: types.Range{}, Amends: r.ids},
+		Type:  v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
 		Key: problemKey("may-have-restarted/"+key, "", file),
 		Message: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
 			ran, sign.says(), which, r.first.UTC().Format(time.RFC3339Nano)),

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,7 @@ func TestAmendChangesSaidBeforeASign(t *testing.T) {
 			st := publishedState(t, snap(true, valid("web.yaml", pod("web", "img:1"), t0)))
 			cur := valid("web.yaml", pod("web", "img:1"), t0)
 			var seq uint64 = 1
+			var said []uint64 // the claims of the pod's changes said so far
 			for i, s := range tc.steps {
 				at := edit.Add(s.at)
 				if s.image != "" {
@@ -73,7 +75,17 @@ func TestAmendChangesSaidBeforeASign(t *testing.T) {
 				chs, _ := Advance(&st, sn, at, testOpts)
 				var got []string
 				for _, ch := range chs {
+					if ch.Op != "" {
+						said = append(said, ch.Claim.ID)
+						// Said after a sign, it bounds nothing on its way.
+						if max := ch.Claim.Before.Max; (max == nil) != (s.heldUp != 0 && s.heldUp <= 0) {
+							t.Errorf("step %d: %s claims before max %v with a sign at %v", i, ch.Op, max, s.heldUp)
+						}
+					}
 					if ch.Reason == types.ReasonMayHaveRestarted {
+						if ch.Claim == nil || !slices.Equal(ch.Claim.Amends, said) || ch.Claim.Before.Max != nil {
+							t.Errorf("step %d: the amendment claims %+v, want it to amend %v, unbounded", i, ch.Claim, said)
+						}
 						got = append(got, ch.Message)
 						if ch.Type != "Warning" || ch.Op != "" || ch.Object != podObject("kube-system/web-node-1") {
 							t.Errorf("step %d: %+v, want a pod Warning with no op", i, ch)

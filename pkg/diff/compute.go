@@ -174,6 +174,9 @@ type computation struct {
 	// the restarts the kubelet's watch makes on its way, with no sign
 	// that its file source runs behind (see behind, amend).
 	bounded bool
+	// cl is what the change about to be emitted says of the kubelet, as
+	// its words are decided (see claim.go).
+	cl claimParts
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -395,6 +398,7 @@ func (c *computation) podChanges(desired map[string]want, removeWhy map[string]s
 		}
 	}
 	sortByPod(c.changes[first:])
+	c.renumber(first)
 }
 
 // sortByPod orders a step's pod changes by namespace/name, whichever path
@@ -417,6 +421,7 @@ func (c *computation) add(key string, f *types.File) {
 	}
 	c.ownPods()
 	c.next.Pods[key] = published(f)
+	c.claimFresh()
 	if c.inventory {
 		c.found(key, f)
 		return
@@ -450,12 +455,15 @@ func (c *computation) found(key string, f *types.File) {
 // may not do it at all.
 func (c *computation) started(key string, f *types.File) (string, bool) {
 	if s := c.fixedStarted(key, f); s != "" {
+		c.cl.with = c.kv.fixed[key].removeID
 		return s, true
 	}
 	if s := c.racedStart(key, f.Name); s != "" {
+		c.cl.with = c.kv.raced[key].removeID
 		return s, true
 	}
 	b := c.kv.bounced[key]
+	c.cl.with = b.removeID
 	return b.started(), b.file != "" && b.may
 }
 
@@ -495,6 +503,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 			return
 		}
 	}
+	c.claimFresh()
 	fields, describeErr := describe(p, f.Pod, c.next.Salt)
 	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
 	c.ownPods()
@@ -525,12 +534,17 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	}
 	if name := c.kv.mayDrop[key]; name != "" {
 		parts = append(parts, fmt.Sprintf("if the kubelet read %s before it went, its deletion stops the pod until the next relist starts it again", name))
+		c.cl.after = 1
+		c.noteVia(name)
 	}
 	if fixed := c.fixedUpdate(key, f); fixed != "" {
 		parts = append(parts, fixed)
+		c.cl.after = 1
 	}
 	if name := c.kv.replayDropOf(key); name != "" {
 		parts = append(parts, fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in %s's going)", name))
+		c.cl.after = 1
+		c.noteVia(name)
 	}
 	maySkip := !c.snap.Single && c.kv.midWrite(f)
 	if maySkip {
@@ -576,6 +590,7 @@ func (c *computation) takeBack(key string, f *types.File, fileChanged bool) type
 }
 
 func (c *computation) remove(key string, p PodState, why string) {
+	c.claimFresh()
 	unsure, maySkip := false, false
 	typ := v1.EventTypeWarning
 	var since time.Time
@@ -631,6 +646,7 @@ func (c *computation) remove(key string, p PodState, why string) {
 			if from, full := c.invalidPeriod(p.File); full {
 				effect = fmt.Sprintf("it has been for a full relist period (%s) since %s, so a relist of the kubelet's fell within that time, and stopped it; podwatch did not see that relist, so this time is an estimate",
 					c.opts.RelistPeriod, from.UTC().Format(time.RFC3339Nano))
+				c.cl.relist, c.cl.estimate = true, true
 			}
 		case f.Pod != nil:
 			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), v1.EventTypeNormal
@@ -669,12 +685,15 @@ func (c *computation) remove(key string, p PodState, why string) {
 	delete(c.kv.waiting, key)
 	c.ownPods()
 	delete(c.next.Pods, key)
-	c.emit(types.Change{
+	id := c.emit(types.Change{
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: maySkip,
 		ID:      changeID(key, types.OpRemove, nil),
 		Key:     transition(types.ReasonRemoved, file, p.identity(), ""),
 		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
+	if maySkip {
+		c.racedRemoved(key, id)
+	}
 }
 
 // onTheWay says which files the watch events gave key's pod before the one
@@ -734,6 +753,11 @@ func (c *computation) onTheWay(key, published, except string) string {
 		n++
 		way = append(way, fmt.Sprintf("a relist of the kubelet's podwatch has not seen yet may have run it from %s again first (the second restart said before)", back))
 	}
+	c.cl.way = n
+	c.noteVia(drops...)
+	c.noteVia(mid...)
+	c.noteVia(may...)
+	c.noteVia(part.name, back)
 	return fmt.Sprintf("on the way %s, so it may restart the pod %s before this", strings.Join(way, ", and "), times(n))
 }
 
@@ -845,6 +869,7 @@ func (c *computation) behind(effect string) string {
 			if s.may() {
 				runs = "may run"
 			}
+			c.cl.behind = true
 			return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says())
 		}
 	}
@@ -913,6 +938,7 @@ func (c *computation) atRelist(what string) string {
 // atRelistThen is atRelist with then, what follows, said before the
 // estimate's caveat, which closes the sentence.
 func (c *computation) atRelistThen(what, then string) string {
+	c.cl.relist = true
 	if !c.estimated {
 		return what + " at its relist" + then
 	}
@@ -933,13 +959,18 @@ func (c *computation) revive(key string, p PodState) {
 	c.ownPods()
 	c.next.Pods[key] = &p
 	delete(c.kv.held, key)
+	c.claimFresh()
 	msg := fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File)
 	b, bounced := c.kv.bounced[key]
+	skip := false
 	if bounced {
 		msg = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s; the kubelet starts it once it has stopped it (at its next housekeeping), unless its next relist drops it first", key, p.File, b.started())
+		skip, c.cl.with = b.may, b.removeID
 	} else if s := c.racedStart(key, p.File); s != "" {
 		msg, bounced = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s", key, p.File, s), true
+		skip, c.cl.with = true, c.kv.raced[key].removeID
 	}
+	c.cl.skip = &skip
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: bounced,
 		ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
@@ -1027,10 +1058,13 @@ func (c *computation) problem(id string, since time.Time, once bool, ch types.Ch
 	c.emit(ch)
 }
 
-func (c *computation) emit(ch types.Change) {
+func (c *computation) emit(ch types.Change) uint64 {
+	if ch.Op != "" && ch.Claim == nil {
+		ch.Claim = c.claimOf(ch.Op, ch.MaySkip)
+	}
 	if ch.Op != "" {
 		key := ch.Object.Namespace + "/" + ch.Object.Name
-		c.noteSaid(key, c.bounded)
+		c.noteSaid(key, c.bounded, ch.Claim.ID)
 		delete(c.next.Pending, "pod/"+key)
 		delete(c.livePending, "pod/"+key)
 		delete(c.kv.owed, key)
@@ -1043,7 +1077,12 @@ func (c *computation) emit(ch types.Change) {
 		delete(c.kv.returnOwed, key)
 	}
 	c.bounded = false
+	c.cl = claimParts{}
 	c.changes = append(c.changes, ch)
+	if ch.Claim == nil {
+		return 0
+	}
+	return ch.Claim.ID
 }
 
 func podObject(key string) types.Object {

@@ -298,6 +298,7 @@ func TestEmptyRelistKeepsTheStore(t *testing.T) {
 	if rm := chs[1].Message; !strings.Contains(rm, "the kubelet stops it at its next relist (within 20s), and starts it again from its last good parse") || !strings.HasSuffix(rm, "so this is the time of its own, an estimate") {
 		t.Fatalf("empty relist podwatch's own: %q", rm)
 	}
+	checkClaim(t, chs[1], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, estimate: true})
 	// A new valid file: the kubelet's store, a.yaml's last good pod in it,
 	// is sent again with it.
 	ws := snap(false, bad, valid("b.yaml", pod("b", "img:1"), t0.Add(25*time.Second)))

@@ -227,7 +227,7 @@ func (v *kubeletView) clone() *kubeletView {
 	n.maybeRead, n.mayDrop, n.replayDrop = maps.Clone(v.maybeRead), maps.Clone(v.mayDrop), maps.Clone(v.replayDrop)
 	n.versions, n.bounced = maps.Clone(v.versions), maps.Clone(v.bounced)
 	n.invalidSince, n.fixed = maps.Clone(v.invalidSince), maps.Clone(v.fixed)
-	n.said = maps.Clone(v.said)
+	n.said = cloneSaid(v.said)
 	return &n
 }
 

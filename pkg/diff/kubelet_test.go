@@ -334,6 +334,11 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 	if m := updateMessage(chs); !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~, so it may restart the pod 2 more times") {
 		t.Errorf("emacs's save: message %q does not name the drop and the backup the kubelet ran on the way", m)
 	}
+	up := opChange(t, chs, types.OpUpdate)
+	checkClaim(t, up, claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 2})
+	if via := up.Claim.Via; len(via) != 2 || via[0] != "web.yaml" || via[1] != "web.yaml~" {
+		t.Errorf("emacs's save: claim via %v, want the drop's name and the backup", via)
+	}
 	if got := podOps(emacs.step(true, nil)); got != "UPDATE web.yaml~" {
 		t.Errorf("emacs's save, then the relist: got %q, want the backup (last in byte order) to run", got)
 	}
@@ -368,6 +373,7 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 			t.Errorf("vim's save: message %q does not say %q", m, want)
 		}
 	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 1, after: 1})
 	// The same save with the backup read before it went: the kubelet ran
 	// it for certain, and its deletion dropped the pod, as podwatch says.
 	vimRead := newStepper(t)

@@ -43,6 +43,8 @@ type bounce struct {
 	// and kept its store, and the watch event for this file, after the
 	// relist, sent the store again (see revived).
 	revivedBy string
+	// removeID is its REMOVE's claim, which the ADD after it goes with.
+	removeID uint64
 }
 
 // noteVersion records f, a content of name the watch took in.
@@ -234,14 +236,16 @@ func (c *computation) bounces(desired map[string]want) {
 			continue
 		}
 		b.said = true
-		c.kv.bounced[key] = b
 		c.ownPods()
 		delete(c.next.Pods, key)
-		c.emit(types.Change{
+		c.claimFresh()
+		c.cl.relist = true
+		b.removeID = c.emit(types.Change{
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: b.may,
 			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, b.file, p.identity(), ""),
 			Message: b.message(key),
 		})
+		c.kv.bounced[key] = b
 		if w.file == nil {
 			desired[key] = want{keep: p, revive: true} // from its last good parse
 		}

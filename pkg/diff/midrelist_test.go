@@ -124,6 +124,12 @@ func TestKubeletRelistMayHaveReadAWriteMidway(t *testing.T) {
 			t.Errorf("%s message %q: want it to say the kubelet may skip this restart", ch.Op, ch.Message)
 		}
 	}
+	// Both at that relist, and all or nothing.
+	checkClaim(t, takeIn[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, skip: true})
+	checkClaim(t, takeIn[1], claimWant{op: types.OpAdd, at: types.ClaimAtRelist, skip: true})
+	if takeIn[1].Claim.With != takeIn[0].Claim.ID {
+		t.Errorf("the ADD goes with %d, want the REMOVE's %d", takeIn[1].Claim.With, takeIn[0].Claim.ID)
+	}
 }
 
 // The detector read the folder open late, after podwatch read the write
@@ -232,6 +238,13 @@ func emptyRelistBroughtBack(t *testing.T, gone bool) {
 	// its housekeeping, which its next relist may come before.
 	if add := opMessage(chs, types.OpAdd); !strings.Contains(add, "last good parse of web.yaml") || !strings.Contains(add, "unless its next relist drops it first") || !chs[1].MaySkip {
 		t.Errorf("ADD = %q (may skip: %v), want it from web.yaml's last good parse, once the stop is done", add, chs[1].MaySkip)
+	}
+	// The relist's stop and the watch's start were both made: a claim
+	// neither may skip, the ADD with the REMOVE.
+	checkClaim(t, chs[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist})
+	checkClaim(t, chs[1], claimWant{op: types.OpAdd, at: types.ClaimAtRelist})
+	if chs[1].Claim.With != chs[0].Claim.ID {
+		t.Errorf("the ADD goes with %d, want the REMOVE's %d", chs[1].Claim.With, chs[0].Claim.ID)
 	}
 	// The next relist finds no valid file, or z.yaml: web.yaml's pod goes
 	// for good.
@@ -396,6 +409,8 @@ func mayHaveKeptAPod(t *testing.T, alone bool, then, thenWants string) {
 	if ch := podChange(takeIn); !ch.MaySkip || !strings.Contains(ch.Message, "at its next relist instead") || !strings.Contains(ch.Message, "may skip this restart") {
 		t.Errorf("REMOVE (may skip: %v) %q: want it to say the next relist may be the one, and that the kubelet may skip it", ch.MaySkip, ch.Message)
 	}
+	rm := podChange(takeIn)
+	checkClaim(t, rm, claimWant{op: types.OpRemove, at: types.ClaimAtRelist, skip: true})
 	files := []types.File{valid("web.yaml", web, at.Add(2*time.Second))}
 	if then != "web.yaml" {
 		files = []types.File{bad, valid(then, pod("z", "img:1"), at.Add(2*time.Second))}
@@ -407,6 +422,9 @@ func mayHaveKeptAPod(t *testing.T, alone bool, then, thenWants string) {
 	for _, ch := range chs {
 		if ch.File == "web.yaml" && (!ch.MaySkip || !strings.Contains(ch.Message, "never stopped the pod")) {
 			t.Errorf("ADD (may skip: %v) %q: want it to say the kubelet may never have stopped the pod", ch.MaySkip, ch.Message)
+		}
+		if ch.File == "web.yaml" && (ch.Claim == nil || !ch.Claim.MaySkip || ch.Claim.With != rm.Claim.ID) {
+			t.Errorf("ADD claims %+v, want it to go with the REMOVE's %d, or neither", ch.Claim, rm.Claim.ID)
 		}
 	}
 	if got := podOps(step(3, at.Add(20*time.Second+relistLagForTest), at.Add(20*time.Second), nil, "", files...)); then == "web.yaml" && got != "" {

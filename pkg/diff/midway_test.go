@@ -61,6 +61,7 @@ func TestChunkedWriteIsARace(t *testing.T) {
 		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "may have read web.yaml mid-write, so it may restart the pod once more before this") {
 			t.Fatalf("the whole: %q %q, want one UPDATE saying the kubelet may have run the half first", podOps(chs), m)
 		}
+		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 1})
 	})
 
 	t.Run("written whole, closed later", func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestChunkedHalfReadByARelist(t *testing.T) {
 	if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart") || !chs[len(chs)-1].MaySkip {
 		t.Fatalf("the half at a relist: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
 	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, skip: true})
 }
 
 // After a restart the first list reads the manifest as it was changed

@@ -72,4 +72,5 @@ func (c *computation) plainChanges(plan []planned) {
 		}
 	}
 	sortByPod(c.changes[first:])
+	c.renumber(first)
 }

@@ -26,6 +26,9 @@ import (
 type racedDrop struct {
 	file string
 	at   time.Time
+	// removeID is the claim of the REMOVE said for it, which the ADD of
+	// the fix goes with; 0 until said.
+	removeID uint64
 }
 
 // racedDrops is, per key the store before a relist (old) gave a file
@@ -59,6 +62,14 @@ func (c *computation) racedRemove(key, file string) string {
 	}
 	return fmt.Sprintf("the kubelet stopped it at its relist at %s if that relist read the write, which came as it read %s (a race podwatch cannot see); if it read the content from before, it stops it at its next relist instead, and never if the file is fixed first: the kubelet may skip this restart",
 		r.at.UTC().Format(time.RFC3339Nano), file)
+}
+
+// racedRemoved notes id, the claim of the REMOVE racedRemove worded.
+func (c *computation) racedRemoved(key string, id uint64) {
+	if r, ok := c.kv.raced[key]; ok {
+		r.removeID = id
+		c.kv.raced[key] = r
+	}
 }
 
 // racedStart is what an ADD of key from the file name says the kubelet

@@ -30,11 +30,13 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") || strings.Contains(m, "on the way") {
 		t.Errorf("the rename: message %q does not say the old name's going may stop the pod once, and only that", m)
 	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, after: 1})
 	// Said once: the next change has no drop before it.
 	chs = mv.stepEvents(false, []types.WatchEvent{evWrote("x.yaml")}, map[string]*types.File{"x.yaml": &v2})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
 		t.Errorf("an edit after the rename: message %q, want an UPDATE without the race", m)
 	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
 
 	// Deleted and written again in one snapshot: the same two events.
 	rw := newStepper(t)

@@ -27,9 +27,10 @@ func TestOwedReturnCountsAnUnseenRelistBeforeTheChange(t *testing.T) {
 		secondAS bool
 		want     string
 		relist   bool
+		way      int // the restarts the claim bounds on the way
 	}{
-		{name: "save before the next relist is due", after: 5 * time.Second, want: "REMOVE #web.yaml#: may restart the pod 3 more times"},
-		{name: "save just after a relist not yet taken in", after: 15 * time.Second, want: "REMOVE #web.yaml#: may restart the pod 4 more times", relist: true},
+		{name: "save before the next relist is due", after: 5 * time.Second, want: "REMOVE #web.yaml#: may restart the pod 3 more times", way: 3},
+		{name: "save just after a relist not yet taken in", after: 15 * time.Second, want: "REMOVE #web.yaml#: may restart the pod 4 more times", relist: true, way: 4},
 		{name: "auto-save again after a relist not yet taken in", after: 15 * time.Second, secondAS: true, want: "UPDATE #web.yaml#"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +57,9 @@ func TestOwedReturnCountsAnUnseenRelistBeforeTheChange(t *testing.T) {
 			msg := chs[len(chs)-1].Message
 			if more != "" && !strings.Contains(msg, more) {
 				t.Errorf("%q does not say it %s", msg, more)
+			}
+			if cl := opChange(t, chs, types.Op(strings.Fields(op)[0])).Claim; cl == nil || cl.Before.Min != 0 || cl.Before.Max == nil || *cl.Before.Max != tc.way {
+				t.Errorf("claim %+v, want before [0,%d]", cl, tc.way)
 			}
 			if got := strings.Contains(msg, relistBack); got != tc.relist {
 				t.Errorf("%q names the relist's return to web.yaml: %v, want %v", msg, got, tc.relist)

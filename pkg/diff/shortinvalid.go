@@ -38,6 +38,9 @@ type fixedSpan struct {
 	// then says nothing of whether a relist fell in the span (a
 	// clean-clone CI run: 4 of 10 short spans stopped the pod unseen).
 	behind bool
+	// removeID is the claim of the REMOVE shortInvalid said for the span,
+	// which the ADD at the fix goes with; 0 when none was said.
+	removeID uint64
 }
 
 // heldUpRead is how long before podwatch read an invalid write a relist's
@@ -185,12 +188,15 @@ func (c *computation) shortInvalid(desired map[string]want) {
 		}
 		c.ownPods()
 		delete(c.next.Pods, key)
-		c.emit(types.Change{
+		c.claimFresh()
+		c.cl.relist, c.cl.estimate = true, true // at a relist in the span, if at all
+		fx.removeID = c.emit(types.Change{
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
 			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, p.identity(), ""),
 			Message: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
 				key, c.race(fx)),
 		})
+		c.kv.fixed[key] = fx
 	}
 }
 

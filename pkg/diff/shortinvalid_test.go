@@ -102,6 +102,13 @@ func mayBounce(t *testing.T, ops []types.Change) {
 	if !ops[0].At.Equal(t0.Add(10 * time.Second)) {
 		t.Fatalf("the REMOVE is dated %v, want when the file turned invalid", ops[0].At)
 	}
+	// At a relist in the span, if at all, and dated by podwatch; the ADD
+	// at the fix comes with it or not at all.
+	checkClaim(t, ops[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, skip: true, estimate: true})
+	checkClaim(t, ops[1], claimWant{op: types.OpAdd, at: types.ClaimAtWatch, skip: true})
+	if ops[1].Claim.With != ops[0].Claim.ID || ops[0].Claim.With != 0 {
+		t.Fatalf("the ADD goes with %d, the REMOVE with %d; want the ADD with the REMOVE (%d)", ops[1].Claim.With, ops[0].Claim.With, ops[0].Claim.ID)
+	}
 }
 
 // A fix with new content after a short span is an UPDATE that says the
@@ -112,6 +119,7 @@ func TestShortInvalidSpanNewContent(t *testing.T) {
 	if podOps(ops) != "UPDATE a.yaml" || !saysMayDrop.MatchString(ops[0].Message) {
 		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
 	}
+	checkClaim(t, ops[0], claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, after: 1})
 }
 
 // A manifest invalid for a full relist period: some relist of the
@@ -126,9 +134,14 @@ func TestInvalidForAPeriodRemovesForSure(t *testing.T) {
 	if rm := ops[0].Message; saysMaySkip.MatchString(rm) || !strings.Contains(rm, "for a full relist period (20s)") || !strings.Contains(rm, "estimate") {
 		t.Fatalf("remove: %q", rm)
 	}
+	checkClaim(t, ops[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, estimate: true})
 	ops = fix(t, st, 35*time.Second, "img:1")
 	if podOps(ops) != "ADD a.yaml" || saysMaySkip.MatchString(ops[0].Message) {
 		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
+	}
+	checkClaim(t, ops[0], claimWant{op: types.OpAdd, at: types.ClaimAtWatch})
+	if ops[0].Claim.With != 0 {
+		t.Fatalf("a certain ADD goes with %d", ops[0].Claim.With)
 	}
 }
 

@@ -34,6 +34,9 @@ type State struct {
 	// before the start, which waits to settle, is an ADD once it does: a
 	// write at the start, which the kubelet acts on. Not persisted.
 	Inventory bool `json:"-"`
+	// ClaimSeq is the ID of the last claim said (types.Claim.ID), so that
+	// the numbers go on from it after a restart.
+	ClaimSeq uint64 `json:"claimSeq,omitempty"`
 
 	// base is set when the step that made this State left it plain for the
 	// snapshot it saw (see incremental.go), so that the next snapshot may be
@@ -98,7 +101,7 @@ func (s State) withMaps() State {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, base: s.base, kubelet: s.kubelet}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, ClaimSeq: s.ClaimSeq, base: s.base, kubelet: s.kubelet}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

@@ -35,8 +35,13 @@ func (c *computation) wentBack() {
 		if !ok {
 			continue
 		}
+		// Not a change of the published pod (no Op), but an UPDATE the
+		// kubelet made: its claim says so.
+		c.claimFresh()
+		c.cl.relist = true
 		c.emit(types.Change{
-			Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: w.file, At: w.at,
+			Claim: c.claimOf(types.OpUpdate, false),
+			Type:  v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: w.file, At: w.at,
 			Key: transition(types.ReasonUpdated, w.file, "watch:"+w.then, p.identity()),
 			Message: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
 				w.file, w.at.UTC().Format(time.RFC3339Nano), key, w.file, w.then),

@@ -65,6 +65,8 @@ func TestKubeletRelistSeenLateWentBackInBetween(t *testing.T) {
 		!chs[0].At.Equal(t0.Add(11*time.Second)) || !strings.Contains(chs[0].Message, "ran pod kube-system/web-node-1 from web.yaml.bak again") {
 		t.Fatalf("the relist between the writes, taken in: %+v, want one UPDATE event of web.yaml.bak at it, no op", chs)
 	}
+	// No change of the published pod, but an UPDATE the kubelet made.
+	checkClaim(t, chs[0], claimWant{op: types.OpUpdate, at: types.ClaimAtRelist})
 	if got := st.Pods["kube-system/web-node-1"]; got.File != pub.File || got.Hash != pub.Hash {
 		t.Errorf("published pod %s %s after it, want it left at %s %s", got.File, got.Hash, pub.File, pub.Hash)
 	}

@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	ptypes "github.com/podwatch/podwatch/pkg/types"
 )
 
 // Component is the source component of every Event podwatch records.
@@ -79,6 +81,10 @@ type Occurrence struct {
 	// for anything else. An occurrence whose Change is the one last counted
 	// for its object before a restart is a replay: it is not counted again.
 	Change string
+	// Claim is what the change says of the kubelet as data
+	// (types.Change.Claim), nil for anything else; the Event carries its
+	// latest occurrence's as AnnotationClaim.
+	Claim *ptypes.Claim
 }
 
 // PodRef refers to a static pod (its mirror pod in the API).
@@ -155,6 +161,8 @@ type entry struct {
 	// than at every write.
 	change string
 	mark   string
+	// claim is AnnotationClaim's value: the latest occurrence's claim.
+	claim string
 	// slots holds this Event's state per delivered sink, by sink index.
 	slots []slot
 }
@@ -179,8 +187,11 @@ func (e *entry) event(host string) *v1.Event {
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
-	if e.file != "" || e.mark != "" || e.key != "" {
-		ev.Annotations = make(map[string]string, 2)
+	if e.file != "" || e.mark != "" || e.key != "" || e.claim != "" {
+		ev.Annotations = make(map[string]string, 3)
+	}
+	if e.claim != "" {
+		ev.Annotations[AnnotationClaim] = e.claim
 	}
 	if e.file != "" {
 		ev.Annotations[AnnotationFile] = e.file

@@ -319,6 +319,9 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 	if key.combined {
 		e.message = combinedMessage(g, o.Reason, o.Message, now)
 	}
+	if o.Claim != nil {
+		e.claim = claimJSON(o.Claim)
+	}
 	if o.Change != "" {
 		r.changeSeq++
 		e.change, e.mark = o.Change, changeMark(r.changeSeq, o.Change)

@@ -63,6 +63,7 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		last:    last,
 		count:   ev.Count,
 		key:     o.Key,
+		claim:   ev.Annotations[AnnotationClaim],
 	}
 	if fileScoped(ev.Reason) {
 		e.file = o.File

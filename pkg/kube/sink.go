@@ -267,7 +267,8 @@ func namespaceGone(err error) bool {
 // latest occurrence, however worded), the change last counted on it
 // (events.AnnotationChange), which a warm start reads back to recognise a
 // replay, and its key (events.AnnotationKey), which an Event an earlier
-// release wrote gets once this one continues it. A merge patch: these are
+// release wrote gets once this one continues it, and the claim of its
+// latest occurrence (events.AnnotationClaim). A merge patch: these are
 // scalars, and the annotations are merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	msg := ev.Message
@@ -280,7 +281,7 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 		"message":       msg,
 	}
 	ann := map[string]string{}
-	for _, k := range []string{events.AnnotationChange, events.AnnotationKey} {
+	for _, k := range []string{events.AnnotationChange, events.AnnotationKey, events.AnnotationClaim} {
 		if v, ok := ev.Annotations[k]; ok {
 			ann[k] = v
 		}

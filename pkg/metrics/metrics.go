@@ -72,6 +72,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	changes       *prometheus.CounterVec
+	claims        *prometheus.CounterVec
 	recorded      *prometheus.CounterVec
 	manifests     *manifestsCollector
 	listDuration  prometheus.Histogram
@@ -106,6 +107,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 			Name: "podwatch_static_pod_changes_total",
 			Help: "Static pod changes the kubelet will make, by op (ADD, UPDATE, REMOVE).",
 		}, []string{"op"}),
+		claims: newClaimsCounter(),
 		recorded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "podwatch_events_recorded_total",
 			Help: "Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
@@ -163,7 +165,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 	for _, e := range recordedEvents() {
 		m.recorded.WithLabelValues(e.reason, e.typ)
 	}
-	m.reg.MustRegister(m.changes, m.recorded, m.manifests, m.listDuration, m.filesListed,
+	m.reg.MustRegister(m.changes, m.claims, m.recorded, m.manifests, m.listDuration, m.filesListed,
 		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -228,6 +230,9 @@ func (m *Metrics) ObserveChanges(changes []types.Change) {
 			// it is (a relist's return to the winner that the watch undid
 			// since): no op, a change all the same.
 			m.changes.WithLabelValues(string(types.OpUpdate)).Inc()
+		}
+		if ch.Claim != nil {
+			m.claims.WithLabelValues(claimLabels(ch.Claim)).Inc()
 		}
 		m.recorded.WithLabelValues(ch.Reason, ch.Type).Inc()
 	}

@@ -125,8 +125,10 @@ type Change struct {
 	// other did not. That is what lets a sink's count tell a replay after a
 	// crash from a real repeat. Empty for a problem.
 	ID string
-	// Claim is what the change says of the kubelet as data, for a pod
-	// change (Op set); nil for a problem.
+	// Claim is what the change says of the kubelet as data: set on a pod
+	// change (Op set), on an UPDATE the kubelet made that leaves the
+	// published pod as it is (a relist's return, seen late), and on a
+	// ReasonMayHaveRestarted amendment; nil for a problem.
 	Claim *Claim
 }
 

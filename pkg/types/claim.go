@@ -16,8 +16,11 @@ const (
 // reads it rather than the words. A restart is one UPDATE, or one REMOVE
 // and ADD pair.
 type Claim struct {
-	// ID numbers the change among those podwatch has said, from 1.
-	ID uint64  `json:"id"`
+	// ID numbers the change among those podwatch has said, from 1, in
+	// the order said; the published state carries the count across a
+	// restart.
+	ID uint64 `json:"id"`
+	// Op is the kubelet's; empty on an amendment (see Amends).
 	Op Op      `json:"op"`
 	At ClaimAt `json:"at"`
 	// Before bounds the restarts of the pod the kubelet may make on the
@@ -28,7 +31,8 @@ type Claim struct {
 	// After bounds the drop-and-start pairs that may follow the change.
 	After After `json:"after"`
 	// With is the ID of a change this one is all-or-nothing with (the
-	// REMOVE and ADD of a short invalid span), 0 when none.
+	// REMOVE and ADD of a short invalid span), 0 when none. The later of
+	// the two names the earlier, said before the later was known.
 	With uint64 `json:"with,omitempty"`
 	// Estimate: the time of the change is podwatch's estimate, not a
 	// relist of the kubelet's it saw.
@@ -37,7 +41,8 @@ type Claim struct {
 	// Before is then {0, unbounded}.
 	Capped bool `json:"capped,omitempty"`
 	// Amends lists the IDs of earlier changes this one widens (a sign that
-	// the kubelet's file source ran behind, seen after they were said).
+	// the kubelet's file source ran behind, seen after they were said):
+	// Before is then what holds on the way to each of them.
 	Amends []uint64 `json:"amends,omitempty"`
 	// Via names the files the kubelet may have taken in on the way (an
 	// editor's temp file, a backup), for the words and -o wide.

@@ -1488,12 +1488,12 @@ func pairRemoves(evs []v1.Event, printed []time.Time, fullName string, lines []r
 				// names the relist it may have come at: it claims no
 				// time the kubelet's line must follow.
 				kind := "watch"
-				switch {
-				case maySkipRE.MatchString(ev.Message):
+				switch c, _ := eventClaim(ev); {
+				case c.MaySkip:
 					kind = "may"
-				case strings.Contains(ev.Message, "an estimate"):
+				case c.Estimate:
 					kind = "estimated"
-				case strings.Contains(ev.Message, "at its relist"):
+				case c.At == types.ClaimAtRelist:
 					kind = "relist"
 				}
 				line := lines[n].at
@@ -1528,7 +1528,7 @@ func (p *podwatch) notAtRelist(t *testing.T, s kubelet.Snapshot, since time.Time
 		}
 		switch ev.Reason {
 		case types.ReasonAdded, types.ReasonUpdated, types.ReasonRemoved:
-			if !strings.Contains(ev.Message, "relist") {
+			if c, _ := eventClaim(ev); c.At != types.ClaimAtRelist {
 				out = append(out, fmt.Sprintf("%s/%s: podwatch said %s %q: the kubelet's watch went with the folder, it acts at its relists only", o.Namespace, o.Name, ev.Reason, ev.Message))
 			}
 		}

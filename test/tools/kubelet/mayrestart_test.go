@@ -3,36 +3,31 @@
 package kubelet_test
 
 import (
+	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// A claim is one of podwatch's ADD, UPDATE or REMOVE for a pod, with the
-// restarts it says the kubelet may make on the way to it: where podwatch
-// cannot know whether the kubelet's watch took in a file that was there a
-// moment (an editor's backup, sed's temporary file), it says the pod "may
-// restart once more" (or N more times) before this. Where it read a file
-// still being written, whose later write the kubelet may take in first, it
-// says the kubelet "may ... skip this restart": the op may not come at all.
-// Where the kubelet may have read a backup gone before podwatch read it,
-// it says the backup's deletion may stop the pod until the next relist: a
-// REMOVE and the relist's ADD may follow the op. Where a relist of the
-// kubelet's may read the folder before its watch takes in a name's going
-// and the next name that gives the pod (a rename), it says the kubelet may
-// stop the pod and start it again once: the relist's op, then the going's
-// REMOVE and the next event's ADD.
+// A claim is one of podwatch's ADD, UPDATE or REMOVE for a pod, as its
+// Event's podwatch.io/claim says it (types.Claim), in the judge's terms:
+// the UPDATEs the kubelet may make on the way to it (its before.max;
+// anyMore when null), whether it may make none of it (maySkip), whether a
+// REMOVE and an ADD may follow it (after.max), its ID, and the ID of the
+// change it is all-or-nothing with (with: the ADD of a short invalid span,
+// of a relist that raced a write, or of a relist's bounce, names its
+// REMOVE; the kubelet makes both or neither).
 type claim struct {
-	op      string
-	mayMore int
-	maySkip bool
-	mayDrop bool
+	op       string
+	mayMore  int
+	maySkip  bool
+	mayDrop  bool
+	id, with uint64
 }
 
 func (s claim) String() string {
@@ -50,52 +45,45 @@ func (s claim) String() string {
 	if s.mayDrop {
 		out += " (then REMOVE, ADD?)"
 	}
+	if s.with != 0 {
+		out += " (with the last)"
+	}
 	return out
 }
 
-// mayDropRE finds a message's saying a deletion may stop the pod until
-// the relist, or a going taken in after a relist may stop it once.
-var mayDropRE = regexp.MustCompile(`if the kubelet read [^;]* before it went, its deletion stops the pod until the next relist|the kubelet may stop the pod and start it again once \(a race`)
-
-// maySkipRE finds a message's saying the kubelet may make no restart for it.
-var maySkipRE = regexp.MustCompile(`may [^;]*skip this restart`)
-
-// mayRestartRE finds how many more restarts a message says the pod may make.
-var mayRestartRE = regexp.MustCompile(`may restart (?:the pod )?(?:(once) more|(\d+) more times)`)
-
-// behindRE finds a message's saying the kubelet's file source runs behind,
-// so that no count bounds the restarts on the way.
-var behindRE = regexp.MustCompile(`file source (?:runs|may run) behind .* restart the pod more times on the way`)
-
-// anyMore is mayMore for a message that bounds no restart on the way.
+// anyMore is mayMore for a claim that bounds no restart on the way.
 const anyMore = 1 << 16
 
-// mayMore is how many extra restarts msg allows: 0 unless it says "may
-// restart".
-func mayMore(msg string) int {
-	if behindRE.MatchString(msg) {
-		return anyMore
+// claimOf is the judge's reading of c.
+func claimOf(c types.Claim) claim {
+	more := anyMore
+	if c.Before.Max != nil {
+		more = *c.Before.Max
 	}
-	m := mayRestartRE.FindStringSubmatch(msg)
-	switch {
-	case m == nil:
-		return 0
-	case m[1] != "":
-		return 1
-	}
-	n, _ := strconv.Atoi(m[2])
-	return n
+	return claim{op: string(c.Op), mayMore: more, maySkip: c.MaySkip, mayDrop: c.After.Max > 0, id: c.ID, with: c.With}
 }
 
-// amendedRE finds how many of the pod's last changes a
-// StaticPodMayHaveRestarted Warning says may have made more restarts.
-var amendedRE = regexp.MustCompile(`the events of the last (?:change|(\d+) changes) podwatch said of this pod`)
+// eventClaim decodes ev's podwatch.io/claim; ok is false when it has none.
+func eventClaim(ev v1.Event) (types.Claim, bool) {
+	raw, ok := ev.Annotations[events.AnnotationClaim]
+	if !ok {
+		return types.Claim{}, false
+	}
+	var c types.Claim
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return types.Claim{}, false
+	}
+	return c, true
+}
 
 // podwatchSaid is what podwatch's Events say the kubelet did with the pod
-// fullName, in order, each op with the restarts it says may come with it.
-// An Event written again with a higher count stands for that many more. A
-// StaticPodMayHaveRestarted Warning (a file source seen behind only after
-// the changes were said) lifts the bound of the last changes it names.
+// fullName, in order: each change's claim, read from the -o json stream,
+// where each line is one occurrence with its own claim. An Event written
+// again with a higher count stands for that many more. A
+// StaticPodMayHaveRestarted (a file source seen behind only after the
+// changes were said) lifts the bound of the changes it amends, by ID. A
+// change printed without a claim counts as one that allows nothing more
+// (and TestRunChangesCarryClaims, in test/e2e, fails for it).
 func podwatchSaid(evs []v1.Event, fullName string) []claim {
 	op := map[string]string{types.ReasonAdded: "ADD", types.ReasonUpdated: "UPDATE", types.ReasonRemoved: "REMOVE"}
 	counts := map[string]int32{}
@@ -105,33 +93,24 @@ func podwatchSaid(evs []v1.Event, fullName string) []claim {
 		if o.Kind != types.KindPod || o.Namespace+"/"+o.Name != fullName {
 			continue
 		}
+		c, ok := eventClaim(ev)
 		for range ev.Count - counts[ev.Name] {
 			switch {
+			case op[ev.Reason] != "" && ok:
+				out = append(out, claimOf(c))
 			case op[ev.Reason] != "":
-				out = append(out, claim{op[ev.Reason], mayMore(ev.Message), maySkipRE.MatchString(ev.Message), mayDropRE.MatchString(ev.Message)})
-			case ev.Reason == types.ReasonMayHaveRestarted:
-				for i := max(len(out)-amended(ev.Message), 0); i < len(out); i++ {
-					out[i].mayMore = anyMore
+				out = append(out, claim{op: op[ev.Reason]})
+			case ev.Reason == types.ReasonMayHaveRestarted && ok:
+				for i := range out {
+					if slices.Contains(c.Amends, out[i].id) {
+						out[i].mayMore = anyMore
+					}
 				}
 			}
 		}
 		counts[ev.Name] = max(counts[ev.Name], ev.Count)
 	}
 	return out
-}
-
-// amended is how many of the pod's last changes a StaticPodMayHaveRestarted
-// message names; 0 when it names none.
-func amended(msg string) int {
-	m := amendedRE.FindStringSubmatch(msg)
-	switch {
-	case m == nil:
-		return 0
-	case m[1] == "":
-		return 1
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
 }
 
 // covers reports whether what podwatch said accounts for what the
@@ -152,14 +131,20 @@ func covers(said []claim, loop []string) bool {
 		return len(loop) == 0
 	}
 	s := said[0]
-	if s.maySkip && covers(said[1:], loop) {
-		return true
+	// Skipped, it takes the change all-or-nothing with it along.
+	if skipped := said[1:]; s.maySkip {
+		if paired(said) {
+			skipped = said[2:]
+		}
+		if covers(skipped, loop) {
+			return true
+		}
 	}
 	// The deletion may drop the pod before the sync loop takes in the
 	// UPDATE it said: the loop is then told the old pod's REMOVE alone,
 	// and the relist's ADD of the new one (vim's backup read, the write
 	// read and the backup deleted within milliseconds).
-	if s.mayDrop && s.op == "UPDATE" && len(loop) >= 2 && loop[0] == "REMOVE" && loop[1] == "ADD" && covers(said[1:], loop[2:]) {
+	if s.mayDrop && s.op == "UPDATE" && len(loop) >= 2 && loop[0] == "REMOVE" && loop[1] == "ADD" && covers(made(said), loop[2:]) {
 		return true
 	}
 	// at matches s at loop[k], after restarts on the way to it, up to
@@ -175,19 +160,19 @@ func covers(said []claim, loop []string) bool {
 		// A file source behind may take the change's events seconds
 		// apart with a relist between, which reads a part and drops the
 		// pod: the UPDATE comes as that drop and the start of the whole.
-		if s.op == "UPDATE" && s.mayMore == anyMore && loop[k] == "REMOVE" && k+1 < len(loop) && loop[k+1] == "ADD" && covers(said[1:], loop[k+2:]) {
+		if s.op == "UPDATE" && s.mayMore == anyMore && loop[k] == "REMOVE" && k+1 < len(loop) && loop[k+1] == "ADD" && covers(made(said), loop[k+2:]) {
 			return true
 		}
 		if loop[k] == s.op {
 			rest := loop[k+1:]
-			if covers(said[1:], rest) {
+			if covers(made(said), rest) {
 				return true
 			}
 			if s.mayDrop {
-				if len(rest) >= 2 && rest[0] == "REMOVE" && rest[1] == "ADD" && covers(said[1:], rest[2:]) {
+				if len(rest) >= 2 && rest[0] == "REMOVE" && rest[1] == "ADD" && covers(made(said), rest[2:]) {
 					return true
 				}
-				if len(rest) >= 1 && rest[0] == "UPDATE" && covers(said[1:], rest[1:]) {
+				if len(rest) >= 1 && rest[0] == "UPDATE" && covers(made(said), rest[1:]) {
 					return true
 				}
 			}
@@ -208,24 +193,40 @@ func covers(said []claim, loop []string) bool {
 	return at(0, s.mayMore)
 }
 
+// paired says said[1] is all-or-nothing with said[0] (claim.with).
+func paired(said []claim) bool {
+	return len(said) > 1 && said[1].with != 0 && said[1].with == said[0].id
+}
+
+// made is what follows said[0] once the kubelet made it: a change
+// all-or-nothing with it is then one it makes too.
+func made(said []claim) []claim {
+	rest := said[1:]
+	if paired(said) && rest[0].maySkip {
+		rest = slices.Clone(rest)
+		rest[0].maySkip = false
+	}
+	return rest
+}
+
 // A "may restart" covers the restarts it names and no more, and only
 // UPDATEs just before the op that says it.
 func TestMayRestartCovers(t *testing.T) {
-	u, u1, u2 := claim{"UPDATE", 0, false, false}, claim{"UPDATE", 1, false, false}, claim{"UPDATE", 2, false, false}
-	add, rm2 := claim{"ADD", 0, false, false}, claim{"REMOVE", 2, false, false}
+	u, u1, u2 := claim{"UPDATE", 0, false, false, 0, 0}, claim{"UPDATE", 1, false, false, 0, 0}, claim{"UPDATE", 2, false, false, 0, 0}
+	add, rm2 := claim{"ADD", 0, false, false, 0, 0}, claim{"REMOVE", 2, false, false, 0, 0}
 	// A half's UPDATE the kubelet may skip, and the whole's after it.
-	half := claim{"UPDATE", 0, true, false}
+	half := claim{"UPDATE", 0, true, false, 0, 0}
 	// vim's save: the backup may have run, and its deletion dropped the pod.
-	vim := claim{"UPDATE", 1, false, true}
+	vim := claim{"UPDATE", 1, false, true, 0, 0}
 	// A rename: a relist between it and its events may stop the pod once.
-	mv := claim{"UPDATE", 0, false, true}
+	mv := claim{"UPDATE", 0, false, true, 0, 0}
 	// A manifest invalid for less than a relist period and fixed, the
 	// phase unknown: the kubelet may have stopped the pod in the span and
 	// started it again at the fix.
-	rmMay, addMay := claim{"REMOVE", 0, true, false}, claim{"ADD", 0, true, false}
+	rmMay, addMay := claim{"REMOVE", 0, true, false, 10, 0}, claim{"ADD", 0, true, false, 11, 10}
 	// The kubelet's file source behind: no count bounds the restarts.
-	behindU, behindRm := claim{"UPDATE", anyMore, false, false}, claim{"REMOVE", anyMore, false, false}
-	halfBehind := claim{"UPDATE", anyMore, true, false}
+	behindU, behindRm := claim{"UPDATE", anyMore, false, false, 0, 0}, claim{"REMOVE", anyMore, false, false, 0, 0}
+	halfBehind := claim{"UPDATE", anyMore, true, false, 0, 0}
 	for _, tc := range []struct {
 		said []claim
 		loop []string
@@ -297,76 +298,76 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, rmMay, addMay}, []string{"ADD", "UPDATE"}, true},
 		{[]claim{add, rmMay, addMay}, []string{"ADD", "REMOVE", "ADD", "REMOVE", "ADD"}, false},
 		{[]claim{add, rmMay, addMay}, []string{"ADD", "UPDATE", "UPDATE"}, false},
+		// The pair is all or nothing: the REMOVE alone was never claimed,
+		// nor the ADD alone.
+		{[]claim{add, rmMay, addMay}, []string{"ADD", "REMOVE"}, false},
+		{[]claim{add, rmMay, addMay, rmMay}, []string{"ADD", "REMOVE", "REMOVE"}, false},
 		{[]claim{add, mv}, []string{"ADD", "REMOVE", "ADD"}, true},
 	} {
 		if got := covers(tc.said, tc.loop); got != tc.want {
 			t.Errorf("covers(%v, %v) = %v, want %v", tc.said, tc.loop, got, tc.want)
 		}
 	}
-	for msg, want := range map[string]bool{
-		"web.yaml: ...; read while web.yaml was still open for writing: the kubelet may read only the whole and skip this restart; the kubelet gives the pod a new UID and restarts it": true,
-		"web.yaml: ...; the kubelet gives the pod a new UID and restarts it": false,
-		"static pod a/b removed: web.yaml was invalid for 500ms, less than the kubelet's relist period (2s), and podwatch does not know when the kubelet relists: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart": true,
-		"web.yaml: static pod a/b added (containers: img:1); the kubelet starts it again if a relist of its stopped it while web.yaml was invalid; if not, the pod ran on, and the kubelet may skip this restart":                                                                                                                                        true,
-	} {
-		if got := maySkipRE.MatchString(msg); got != want {
-			t.Errorf("maySkip(%q) = %v, want %v", msg, got, want)
-		}
+}
+
+// Without the link between the two, the same claims cover a REMOVE alone:
+// it is the link that makes the judge catch it.
+func TestCoversUnpairedAcceptsTheRemoveAlone(t *testing.T) {
+	add := claim{"ADD", 0, false, false, 1, 0}
+	rm, addBack := claim{"REMOVE", 0, true, false, 2, 0}, claim{"ADD", 0, true, false, 3, 2}
+	loop := []string{"ADD", "REMOVE"}
+	if covers([]claim{add, rm, addBack}, loop) {
+		t.Errorf("the linked pair covers %v", loop)
 	}
-	for msg, want := range map[string]bool{
-		"web.yaml: ...; if the kubelet read web.yaml~ before it went, its deletion stops the pod until the next relist starts it again; the kubelet gives the pod a new UID and restarts it":                                                                                                                                                                                                                 true,
-		"static pod a/b removed: web.yaml~ was removed; the kubelet stops it, and its next relist starts it again from web.yaml":                                                                                                                                                                                                                                                                             false,
-		"b.yaml: now from b.yaml (was a.yaml); the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in a.yaml's going); the kubelet gives the pod a new UID and restarts it":                                                                                                                                                             true,
-		"web.yaml: spec.containers[0].image: img:1 -> img:2; the kubelet may stop the pod and start it again once (a race: web.yaml was invalid for 500ms, less than the kubelet's relist period (2s), and podwatch does not know when the kubelet relists; a relist within that span stopped the pod, and the fix starts it, in place of this update); the kubelet gives the pod a new UID and restarts it": true,
-	} {
-		if got := mayDropRE.MatchString(msg); got != want {
-			t.Errorf("mayDrop(%q) = %v, want %v", msg, got, want)
-		}
-	}
-	for msg, want := range map[string]int{
-		"static pod a/b updated: ...; on the way the kubelet's watch took in x.yaml~, so it may restart the pod once more before this": 1,
-		"...so it may restart the pod 2 more times before this":                                                                        2,
-		"it may restart once more":               1,
-		"static pod a/b updated: x.yaml changed": 0,
-		"web.yaml: spec.containers[0].image: img:1 -> img:2; the kubelet gives the pod a new UID and restarts it; the kubelet's file source runs behind (its relist at 2026-12-03T11:00:00Z came late, held up by a busy sync loop), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way":                          anyMore,
-		"web.yaml: spec.containers[0].image: img:1 -> img:2; the kubelet gives the pod a new UID and restarts it; the kubelet's file source may run behind (podwatch lost sight of its relist at 2026-12-03T11:00:00Z, as when a busy sync loop holds it up), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way": anyMore,
-		"...; on the way the kubelet's watch took in x.yaml~, so it may restart the pod once more before this; the kubelet's file source runs behind (...), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way":                                                                                                   anyMore,
-	} {
-		if got := mayMore(msg); got != want {
-			t.Errorf("mayMore(%q) = %d, want %d", msg, got, want)
-		}
+	addBack.with = 0
+	if !covers([]claim{add, rm, addBack}, loop) {
+		t.Errorf("the unlinked pair does not cover %v: the test shows nothing", loop)
 	}
 }
 
-// A StaticPodMayHaveRestarted Warning lifts the bound of the changes it
-// names, the pod's last ones before it, and of no other.
-func TestPodwatchSaidAmended(t *testing.T) {
+// podwatchSaid reads each change's claim from its Event, one per
+// occurrence, and a StaticPodMayHaveRestarted lifts the bound of the
+// changes it amends, by ID, and of no other.
+func TestPodwatchSaidReadsClaims(t *testing.T) {
 	const pod = "judge/web-judge-node"
-	ev := func(name, reason, msg string) v1.Event {
-		e := v1.Event{Reason: reason, Message: msg, Count: 1}
+	ev := func(name, reason string, count int32, c types.Claim) v1.Event {
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := v1.Event{Reason: reason, Message: "words the judge does not read", Count: count}
 		e.Name = name
+		e.Annotations = map[string]string{events.AnnotationClaim: string(raw)}
 		e.InvolvedObject = v1.ObjectReference{Kind: types.KindPod, Namespace: "judge", Name: "web-judge-node"}
 		return e
 	}
-	add := ev("a", types.ReasonAdded, "web.yaml: static pod judge/web-judge-node added (img:1); the kubelet takes it in on its watch")
-	up1 := ev("u1", types.ReasonUpdated, "web.yaml: image: img:1 -> img:2; on the way the kubelet's watch took in web.yaml~, so it may restart the pod 2 more times before this; the kubelet gives the pod a new UID and restarts it")
-	up2 := ev("u2", types.ReasonUpdated, "web.yaml: image: img:2 -> img:3; the kubelet gives the pod a new UID and restarts it")
-	amend := ev("m", types.ReasonMayHaveRestarted, "the kubelet's file source may have run behind (a full read of the folder at 2026-12-04T04:26:32.51Z came less than a relist period after the one before, as a held-up relist does, or another reader's), so it may have taken in the events of the last 2 changes podwatch said of this pod (since 2026-12-04T04:26:43.3Z) seconds apart with a relist between, and restarted the pod more times than said")
+	add := ev("a", types.ReasonAdded, 1, types.Claim{ID: 1, Op: types.OpAdd, Before: types.Bounded(0, 0)})
+	up1 := ev("u1", types.ReasonUpdated, 1, types.Claim{ID: 2, Op: types.OpUpdate, Before: types.Bounded(0, 2), After: types.After{Max: 1}})
+	up2 := ev("u2", types.ReasonUpdated, 1, types.Claim{ID: 3, Op: types.OpUpdate, Before: types.Bounded(0, 0), MaySkip: true})
+	rm := ev("r", types.ReasonRemoved, 1, types.Claim{ID: 4, Op: types.OpRemove, Before: types.Bounded(0, 0), MaySkip: true})
+	back := ev("a", types.ReasonAdded, 2, types.Claim{ID: 5, Op: types.OpAdd, Before: types.Bounded(0, 0), MaySkip: true, With: 4})
+	said := podwatchSaid([]v1.Event{add, up1, up2, rm, back}, pod)
+	want := []claim{{"ADD", 0, false, false, 1, 0}, {"UPDATE", 2, false, true, 2, 0}, {"UPDATE", 0, true, false, 3, 0},
+		{"REMOVE", 0, true, false, 4, 0}, {"ADD", 0, true, false, 5, 4}}
+	if !slices.Equal(said, want) {
+		t.Fatalf("said %v\nwant %v", said, want)
+	}
 	// editor-emacs-7 of a clean-clone run: five UPDATEs where podwatch
-	// bounded the save at two more.
+	// bounded the save at two more, until the amendment.
+	up1 = ev("u1", types.ReasonUpdated, 1, types.Claim{ID: 2, Op: types.OpUpdate, Before: types.Bounded(0, 2)})
 	loop := []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}
 	if said := podwatchSaid([]v1.Event{add, up1, up2}, pod); covers(said, loop) {
 		t.Errorf("unamended %v covers %v", said, loop)
 	}
-	said := podwatchSaid([]v1.Event{add, up1, up2, amend}, pod)
+	amend := ev("m", types.ReasonMayHaveRestarted, 1, types.Claim{ID: 6, Before: types.Range{}, Amends: []uint64{2, 3}})
+	said = podwatchSaid([]v1.Event{add, up1, up2, amend}, pod)
+	if said[0].mayMore != 0 || said[1].mayMore != anyMore || said[2].mayMore != anyMore {
+		t.Errorf("amended %v, want the two UPDATEs unbounded and the ADD as it was", said)
+	}
 	if !covers(said, loop) {
 		t.Errorf("amended %v does not cover %v", said, loop)
 	}
-	if said[0].mayMore != 0 || said[1].mayMore != anyMore || said[2].mayMore != anyMore {
-		t.Errorf("amended %v, want the last two unbounded and the ADD as it was", said)
-	}
-	one := amend
-	one.Message = strings.Replace(amend.Message, "the last 2 changes", "the last change", 1)
+	one := ev("m", types.ReasonMayHaveRestarted, 1, types.Claim{ID: 6, Before: types.Range{}, Amends: []uint64{3}})
 	if said := podwatchSaid([]v1.Event{add, up1, up2, one}, pod); said[1].mayMore != 2 || said[2].mayMore != anyMore {
 		t.Errorf("amended once: %v, want only the last UPDATE unbounded", said)
 	}

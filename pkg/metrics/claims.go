@@ -1,0 +1,54 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Label values of podwatch_claims_total's before: how far a claim bounds
+// the restarts on the way to its change.
+const (
+	beforeExact     = "exact"
+	beforeBounded   = "bounded"
+	beforeUnbounded = "unbounded"
+)
+
+// claimOpAmend is the op label of an amendment's claim, which has no op.
+const claimOpAmend = "amend"
+
+func newClaimsCounter() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "podwatch_claims_total",
+		Help: "Claims said with changes (what a change allows of the kubelet, the podwatch.io/claim annotation), by op (ADD, UPDATE, REMOVE, amend), by how far before bounds the restarts on the way (exact, bounded, unbounded) and by may_skip.",
+	}, []string{"op", "before", "may_skip"})
+	for _, op := range []string{string(types.OpAdd), string(types.OpUpdate), string(types.OpRemove), claimOpAmend} {
+		for _, b := range []string{beforeExact, beforeBounded, beforeUnbounded} {
+			for _, s := range []string{"false", "true"} {
+				c.WithLabelValues(op, b, s)
+			}
+		}
+	}
+	return c
+}
+
+// claimLabels are the labels c is counted under.
+func claimLabels(c *types.Claim) (op, before, maySkip string) {
+	op = string(c.Op)
+	if op == "" {
+		op = claimOpAmend
+	}
+	switch {
+	case c.Before.Max == nil:
+		before = beforeUnbounded
+	case *c.Before.Max == c.Before.Min:
+		before = beforeExact
+	default:
+		before = beforeBounded
+	}
+	maySkip = "false"
+	if c.MaySkip {
+		maySkip = "true"
+	}
+	return op, before, maySkip
+}
