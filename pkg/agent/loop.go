@@ -330,5 +330,5 @@ func occurrence(ch types.Change) events.Occurrence {
 	if ch.Object.Kind == types.KindPod {
 		ref = events.PodRef(ch.Object.Namespace, ch.Object.Name)
 	}
-	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, File: ch.File, Key: ch.Key, Change: ch.ID, Claim: ch.Claim}
+	return events.Occurrence{Object: ref, Type: ch.Type, Reason: ch.Reason, Message: ch.Message, Detail: ch.Detail, File: ch.File, Key: ch.Key, Change: ch.ID, Claim: ch.Claim}
 }

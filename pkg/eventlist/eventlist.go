@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/store"
 )
 
@@ -144,14 +145,16 @@ func lastSeen(ev v1.Event) time.Time {
 }
 
 // WriteWide prints the table of kubectl get events -o wide, with ages
-// relative to now.
+// relative to now, and after the message the Event's detail
+// (events.AnnotationDetail): what the message leaves out to be read at a
+// glance.
 func WriteWide(w io.Writer, evs []v1.Event, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tLAST SEEN\tTYPE\tREASON\tOBJECT\tCOUNT\tFIRST SEEN\tMESSAGE")
+	fmt.Fprintln(tw, "NAMESPACE\tLAST SEEN\tTYPE\tREASON\tOBJECT\tCOUNT\tFIRST SEEN\tMESSAGE\tDETAIL")
 	for _, ev := range evs {
 		obj := strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", ev.Namespace, age(lastSeen(ev), now), ev.Type, ev.Reason,
-			obj, ev.Count, age(ev.FirstTimestamp.Time, now), oneLine(ev.Message))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", ev.Namespace, age(lastSeen(ev), now), ev.Type, ev.Reason,
+			obj, ev.Count, age(ev.FirstTimestamp.Time, now), oneLine(ev.Message), oneLine(ev.Annotations[events.AnnotationDetail]))
 	}
 	return tw.Flush()
 }

@@ -27,6 +27,7 @@ func TestSelectAndPrintEvents(t *testing.T) {
 		storedEvent("a", "Normal", "StaticPodAdded", "Pod", "etcd-node-1", 1, now.Add(-3*time.Hour), now.Add(-3*time.Hour)),
 		storedEvent("c", "Normal", "StaticPodUpdated", "Pod", "etcd-node-1", 2, now.Add(-time.Hour), now.Add(-30*time.Second)),
 	}
+	evs[2].Annotations = map[string]string{"podwatch.io/detail": "on the way the kubelet's watch may have taken in sedXyZ12a"}
 	all := Select(evs, Options{Output: "wide"})
 	if got := []string{all[0].Name, all[1].Name, all[2].Name}; strings.Join(got, ",") != "a,b,c" {
 		t.Fatalf("order = %v, want oldest last seen first: a,b,c", got)
@@ -43,6 +44,9 @@ func TestSelectAndPrintEvents(t *testing.T) {
 		if !strings.Contains(lines[2], want) {
 			t.Fatalf("row %q lacks %q", lines[2], want)
 		}
+	}
+	if h := strings.Fields(lines[0]); h[len(h)-1] != "DETAIL" || !strings.HasSuffix(lines[3], "StaticPodUpdated message   on the way the kubelet's watch may have taken in sedXyZ12a") {
+		t.Fatalf("the detail is not the last column:\n%s", out.String())
 	}
 	if !strings.Contains(lines[3], "30s") || !strings.Contains(lines[1], "3h") {
 		t.Fatalf("ages wrong:\n%s", out.String())

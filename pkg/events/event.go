@@ -34,6 +34,12 @@ const AnnotationChange = "podwatch.io/change"
 // release or the one before words it.
 const AnnotationKey = "podwatch.io/key"
 
+// AnnotationDetail is on an Event whose occurrence has a Detail: what its
+// message leaves out so that it reads at a glance (the full list of fields
+// changed, the races, the proof of an estimate), for podwatch events and
+// whoever reads the Event's JSON.
+const AnnotationDetail = "podwatch.io/detail"
+
 // CombinedPrefix starts the message of an Event that stands for many
 // similar ones, as in client-go.
 const CombinedPrefix = "(combined from similar events): "
@@ -63,6 +69,9 @@ type Occurrence struct {
 	Type    string // Normal or Warning
 	Reason  string
 	Message string
+	// Detail is what Message leaves out (AnnotationDetail), empty when
+	// nothing; an Event says its latest occurrence's.
+	Detail string
 	// File is the base name of the manifest concerned, empty when none. For
 	// file-scoped reasons (InvalidManifest, ManifestIgnoredContent,
 	// ManifestUnreadable) it separates aggregation groups, so ten broken
@@ -150,6 +159,7 @@ type entry struct {
 	typ     string
 	reason  string
 	message string // current message; a combined Event takes the latest
+	detail  string // the latest occurrence's Detail, for AnnotationDetail
 	file    string // set for file-scoped reasons, for AnnotationFile
 	key     string // Occurrence.Key of a plain Event, for AnnotationKey
 	name    string
@@ -187,11 +197,14 @@ func (e *entry) event(host string) *v1.Event {
 		ReportingController: Component,
 		ReportingInstance:   Component + "-" + host,
 	}
-	if e.file != "" || e.mark != "" || e.key != "" || e.claim != "" {
+	if e.file != "" || e.mark != "" || e.key != "" || e.claim != "" || e.detail != "" {
 		ev.Annotations = make(map[string]string, 3)
 	}
 	if e.claim != "" {
 		ev.Annotations[AnnotationClaim] = e.claim
+	}
+	if e.detail != "" {
+		ev.Annotations[AnnotationDetail] = e.detail
 	}
 	if e.file != "" {
 		ev.Annotations[AnnotationFile] = e.file

@@ -306,7 +306,7 @@ func (r *Recorder) observe(o *Occurrence, now time.Time) *entry {
 		// One key may be worded another way each time (a hedge, a temp
 		// file's name, the latest error of an invalid file): the Event
 		// says its latest occurrence.
-		e.message = o.Message
+		e.message, e.detail = o.Message, o.Detail
 	} else {
 		e = r.newEntry(o, now)
 		if key.combined {
@@ -354,6 +354,7 @@ func (r *Recorder) newEntry(o *Occurrence, now time.Time) *entry {
 		typ:     o.Type,
 		reason:  o.Reason,
 		message: o.Message,
+		detail:  o.Detail,
 		name:    eventName(o.Object.Name, nanos),
 		first:   now,
 		last:    now,

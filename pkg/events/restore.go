@@ -58,6 +58,7 @@ func (r *Recorder) restoreOne(ev *v1.Event, now time.Time, seqs map[objectKey]ui
 		typ:     ev.Type,
 		reason:  ev.Reason,
 		message: ev.Message,
+		detail:  ev.Annotations[AnnotationDetail],
 		name:    ev.Name,
 		first:   ev.FirstTimestamp.Time,
 		last:    last,

@@ -267,8 +267,9 @@ func namespaceGone(err error) bool {
 // latest occurrence, however worded), the change last counted on it
 // (events.AnnotationChange), which a warm start reads back to recognise a
 // replay, and its key (events.AnnotationKey), which an Event an earlier
-// release wrote gets once this one continues it, and the claim of its
-// latest occurrence (events.AnnotationClaim). A merge patch: these are
+// release wrote gets once this one continues it, and the claim and the
+// detail of its latest occurrence (events.AnnotationClaim,
+// events.AnnotationDetail). A merge patch: these are
 // scalars, and the annotations are merged into the others.
 func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 	msg := ev.Message
@@ -280,15 +281,19 @@ func (s *Sink) patch(ctx context.Context, ns string, ev *v1.Event) error {
 		"lastTimestamp": ev.LastTimestamp,
 		"message":       msg,
 	}
-	ann := map[string]string{}
+	ann := map[string]any{}
 	for _, k := range []string{events.AnnotationChange, events.AnnotationKey, events.AnnotationClaim} {
 		if v, ok := ev.Annotations[k]; ok {
 			ann[k] = v
 		}
 	}
-	if len(ann) > 0 {
-		p["metadata"] = map[string]any{"annotations": ann}
+	// The detail follows the message: an occurrence without one drops the
+	// last one's (null removes it in a merge patch).
+	ann[events.AnnotationDetail] = nil
+	if v, ok := ev.Annotations[events.AnnotationDetail]; ok {
+		ann[events.AnnotationDetail] = v
 	}
+	p["metadata"] = map[string]any{"annotations": ann}
 	body, err := json.Marshal(p)
 	if err != nil {
 		return events.Permanent(fmt.Errorf("patch body: %w", err))

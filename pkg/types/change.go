@@ -77,7 +77,11 @@ type Change struct {
 	Type    string // v1.EventTypeNormal or v1.EventTypeWarning
 	Reason  string
 	Message string
-	Object  Object
+	// Detail is what the message leaves out so that it reads at a glance:
+	// the full list of fields changed, the races the kubelet may run into,
+	// how an estimate was made. Empty when the message says it all.
+	Detail string
+	Object Object
 	// File is the base name of the manifest concerned, empty when none; the
 	// event layer keys file-scoped reasons by it.
 	File string
