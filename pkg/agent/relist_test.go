@@ -189,7 +189,7 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending
 	p.loop.step(ctx)
 	rm := removed()
-	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops it at its relist") {
+	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops the pod at its relist") {
 		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
 	}
 }
@@ -274,7 +274,7 @@ func TestLoopWaitsForTheRelistThatMadeThePhaseKnown(t *testing.T) {
 	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending // what the timer does
 	p.loop.step(ctx)
 	rm := removed()
-	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops it at its relist") {
+	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops the pod at its relist") {
 		t.Fatalf("REMOVEs at the kubelet's relist: %+v", rm)
 	}
 }

@@ -168,7 +168,7 @@ func TestTwinStandsByAndTakesOver(t *testing.T) {
 
 	// A change while both run: the first says it, the second nothing.
 	writePod(t, dir, "nginx:1.29")
-	poll(t, func() bool { return first.has("StaticPodUpdated", "nginx:1.28 -> nginx:1.29") }, first.dump)
+	poll(t, func() bool { return first.has("StaticPodUpdated", "image 1.28 → 1.29") }, first.dump)
 	if code, body := second.readyz(); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz of the standby = %d %q, want 503", code, body)
 	}
@@ -186,7 +186,7 @@ func TestTwinStandsByAndTakesOver(t *testing.T) {
 			return fmt.Sprintf("/readyz after the takeover = %d %q", code, body)
 		})
 	writePod(t, dir, "nginx:1.30")
-	poll(t, func() bool { return second.has("StaticPodUpdated", "nginx:1.29 -> nginx:1.30") }, second.dump)
+	poll(t, func() bool { return second.has("StaticPodUpdated", "image 1.29 → 1.30") }, second.dump)
 	// Stdout is in order: anything announced at the takeover came first.
 	if evs := second.events(); len(evs) != 1 {
 		t.Errorf("after the takeover the second printed %d Events, want the one UPDATE:\n%s", len(evs), second.dump())

@@ -282,7 +282,9 @@ func (c *computation) desired() map[string]want {
 		c.problem("duplicate/"+key, since, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonDuplicate, Object: podObject(key), File: winner.Name,
 			Key: problemKey("duplicate/"+key, "", names...),
-			Message: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) at each relist, and shadows the others; "+
+			Message: fmt.Sprintf("%s shadows %s: the kubelet runs the pod from it; an edit of another restarts the pod until the next relist",
+				winner.Name, strings.Join(names[:len(names)-1], ", ")),
+			Detail: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) at each relist, and shadows the others; "+
 				"but a write, chmod or delete of one still acts on the kubelet's watch, and restarts (or stops) the pod until its next relist",
 				key, strings.Join(names, ", "), winner.Name),
 		})
@@ -355,14 +357,20 @@ func (c *computation) fileProblem(f *types.File) bool {
 		})
 		return true
 	case f.Err != nil:
-		msg := fmt.Sprintf("%s: %v", f.Name, f.Err)
+		detail := fmt.Sprintf("%s: %v", f.Name, f.Err)
+		msg := fmt.Sprintf("%s is invalid (%s)", f.Name, problem(f.Err))
 		if key, ok := c.kv.keys[f.Name]; ok && !c.snap.Single && !c.kv.empty && c.kv.store[key] == f.Name && c.next.Pods[key] != nil {
-			msg += fmt.Sprintf("; the kubelet keeps running pod %s from its last good parse and stops it at its next relist%s unless the file is fixed", key, c.within())
+			detail += fmt.Sprintf("; the kubelet keeps running pod %s from its last good parse and stops it at its next relist%s unless the file is fixed", key, c.within())
+			msg += fmt.Sprintf(": the kubelet stops %s at its next relist", podName(key))
+			if c.opts.RelistPeriod > 0 {
+				msg += ", within " + c.opts.RelistPeriod.String()
+			}
 		}
 		c.problem("invalid/"+f.Name, f.ChangedAt, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonInvalid, Object: c.node(), File: f.Name,
 			Key:     problemKey("invalid/"+f.Name, fault(f.Err)),
 			Message: msg,
+			Detail:  detail,
 		})
 	case f.Pod != nil && len(f.Pod.Ignored) > 0:
 		c.problem("ignored/"+f.Name, f.ChangedAt, false, types.Change{
@@ -432,7 +440,8 @@ func (c *computation) add(key string, f *types.File) {
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: maySkip,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
+		Message: c.startMessage(f, effect, maySkip),
+		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
 	})
 }
 
@@ -529,6 +538,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if fileChanged {
 		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
 	}
+	facts := len(parts) // the rest are hedges, and the shadow's return
 	if way := c.onTheWay(key, p.File, ""); way != "" {
 		parts = append(parts, way)
 	}
@@ -558,12 +568,17 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if uidPinned {
 		effect = "metadata.uid is set, so the kubelet updates the pod in place"
 	}
+	hedges := parts[facts:]
+	if shadow {
+		hedges = hedges[:len(hedges)-1]
+	}
 	c.emit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: c.changeAt(key, f, fileChanged), Back: c.takeBack(key, f, fileChanged), MaySkip: maySkip,
 		ID:      changeID(key, types.OpUpdate, f),
 		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
-		Message: fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
+		Message: c.updated(key, p, f, updateFacts{fields: fields, describeErr: describeErr, content: contentChanged, restyled: restyled, respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned, shadow: shadow}, hedges),
+		Detail:  fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	})
 	if shadow {
 		// relistWinner scans the folder: only for a shadowed file.
@@ -595,6 +610,9 @@ func (c *computation) remove(key string, p PodState, why string) {
 	typ := v1.EventTypeWarning
 	var since time.Time
 	effect := "the kubelet stops it"
+	// head and glance are the message's first clause: the file and what
+	// the kubelet does; why and effect say all of it, for the detail.
+	head, glance := why, ""
 	file := p.File
 	by, dropped := c.kv.dropped[key]
 	young := dropped && by != p.File && c.young(by)
@@ -611,6 +629,8 @@ func (c *computation) remove(key string, p PodState, why string) {
 			// that says so.
 			file = by
 			why = fmt.Sprintf("%s was removed, new and gone within %s; if the kubelet's watch read it first (a race podwatch cannot see), it drops the pod that name last gave it, though it ran from %s", by, c.opts.SettleDelay, p.File)
+			head = fmt.Sprintf("%s, new and gone within %s, was removed (the pod ran from %s)", by, c.opts.SettleDelay, p.File)
+			glance = "the kubelet stops the pod if its watch read that name first (a race)"
 			c.kv.owe(key, by)
 			unsure = true
 		case dropped && by != p.File:
@@ -618,42 +638,53 @@ func (c *computation) remove(key string, p PodState, why string) {
 			// it ran from another file.
 			file = by
 			why = fmt.Sprintf("%s was removed, and the kubelet drops the pod that name last gave it, though it ran from %s", by, p.File)
+			head = fmt.Sprintf("%s was removed (the pod ran from %s)", by, p.File)
 		case c.kv.empty && len(c.kv.store) > 0:
 			if f != nil {
 				since = f.ChangedAt
 			}
 			why = fmt.Sprintf("the kubelet's relist found no valid manifest in %s", c.opts.Path)
+			head = "no valid manifest in " + c.opts.Path
 			if f != nil && f.Err != nil {
 				why = fmt.Sprintf("%s is invalid: %v, and the kubelet's relist found no other valid manifest in %s", p.File, f.Err, c.opts.Path)
+				head = fmt.Sprintf("%s is invalid (%s), and no other manifest is valid", p.File, problem(f.Err))
 			}
 			effect = c.atRelistThen("the kubelet stops it", ", and starts it again from its last good parse at the next change to a valid manifest")
 			if raced := c.racedRemove(key, p.File); raced != "" {
 				effect, maySkip = raced, true
+				glance = "the kubelet stopped the pod at its relist if it read the write, or stops it at its next; if the file is fixed first, it may skip this restart"
 			}
 			c.kv.hold(key, p)
 		case f == nil:
 			why = p.File + " was removed"
+			head = why
 			if !dropped || relistWinner(c.snap.Files, key) == nil {
 				typ = v1.EventTypeNormal
 			}
 		case f.Err != nil:
 			why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
+			head = fmt.Sprintf("%s is invalid (%s)", p.File, problem(f.Err))
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
 			if raced := c.racedRemove(key, p.File); raced != "" {
 				effect, maySkip = raced, true
+				glance = "the kubelet stopped the pod at its relist if it read the write, or stops it at its next; if the file is fixed first, it may skip this restart"
 			}
 			if from, full := c.invalidPeriod(p.File); full {
 				effect = fmt.Sprintf("it has been for a full relist period (%s) since %s, so a relist of the kubelet's fell within that time, and stopped it; podwatch did not see that relist, so this time is an estimate",
 					c.opts.RelistPeriod, from.UTC().Format(time.RFC3339Nano))
+				head = fmt.Sprintf("%s invalid for %s (%s)", p.File, c.opts.RelistPeriod, problem(f.Err))
+				glance = "the kubelet stopped the pod at a relist; its time is an estimate"
 				c.cl.relist, c.cl.estimate = true, true
 			}
 		case f.Pod != nil:
 			why, typ = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), v1.EventTypeNormal
+			head = why
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
 		default:
 			why = p.File + " is no longer a regular file"
+			head = why
 			since = f.ChangedAt
 			effect = c.atRelist("the kubelet stops it")
 		}
@@ -664,15 +695,24 @@ func (c *computation) remove(key string, p PodState, why string) {
 	if young {
 		except = ""
 	}
+	var hedges []string
 	if way := c.onTheWay(key, p.File, except); way != "" {
 		why += "; " + way
+		hedges = append(hedges, way)
 	}
 	if dropped {
 		// Dropped on a watch event while another file defines the pod: it
 		// is back at the relist.
 		if w := relistWinner(c.snap.Files, key); w != nil {
 			effect = fmt.Sprintf("the kubelet stops it, and its next relist starts it again from %s", w.Name)
+			glance = fmt.Sprintf("the kubelet stops the pod, and its next relist starts it again from %s", w.Name)
+			if young {
+				glance = fmt.Sprintf("the kubelet stops the pod if its watch read that name first, and its next relist starts it again from %s", w.Name)
+			}
 		}
+	}
+	if glance == "" {
+		glance = strings.Replace(effect, "the kubelet stops it", "the kubelet stops the pod", 1)
 	}
 	// A pod a deleted name took with it is gone at once, not the end of
 	// an editor's save: the kubelet stops it on the event.
@@ -689,7 +729,8 @@ func (c *computation) remove(key string, p PodState, why string) {
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: maySkip,
 		ID:      changeID(key, types.OpRemove, nil),
 		Key:     transition(types.ReasonRemoved, file, p.identity(), ""),
-		Message: fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
+		Message: c.glanced(head, glance, "", hedges...),
+		Detail:  fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	})
 	if maySkip {
 		c.racedRemoved(key, id)
@@ -942,7 +983,7 @@ func (c *computation) atRelistThen(what, then string) string {
 	if !c.estimated {
 		return what + " at its relist" + then
 	}
-	return what + " at its next relist" + c.within() + then + "; podwatch did not see that relist, so this is the time of its own, an estimate"
+	return what + " at its next relist" + c.within() + then + "; podwatch did not see that relist: its time is an estimate"
 }
 
 // within bounds the wait for the kubelet's next relist, for messages.
@@ -961,13 +1002,19 @@ func (c *computation) revive(key string, p PodState) {
 	delete(c.kv.held, key)
 	c.claimFresh()
 	msg := fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, p.File)
+	short := fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again, as a change to a valid manifest follows its empty relist", p.File)
 	b, bounced := c.kv.bounced[key]
 	skip := false
 	if bounced {
 		msg = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s; the kubelet starts it once it has stopped it (at its next housekeeping), unless its next relist drops it first", key, p.File, b.started())
+		short = fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again once it has stopped it; its next relist may drop it first", p.File)
+		if b.may {
+			short += "; if that relist read a whole valid write, the kubelet may skip this restart"
+		}
 		skip, c.cl.with = b.may, b.removeID
 	} else if s := c.racedStart(key, p.File); s != "" {
 		msg, bounced = fmt.Sprintf("static pod %s added again from its last good parse of %s: %s", key, p.File, s), true
+		short = fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again if its relist dropped it; if it never stopped the pod, the kubelet may skip this restart", p.File)
 		skip, c.cl.with = true, c.kv.raced[key].removeID
 	}
 	c.cl.skip = &skip
@@ -975,7 +1022,8 @@ func (c *computation) revive(key string, p PodState) {
 		Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: bounced,
 		ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
 		Key:     transition(types.ReasonAdded, p.File, "", p.identity()),
-		Message: msg,
+		Message: short,
+		Detail:  msg,
 	})
 }
 

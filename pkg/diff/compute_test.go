@@ -101,7 +101,7 @@ func TestAddFromCompleteFileIsImmediate(t *testing.T) {
 	if c.Op != types.OpAdd || c.Object != (types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: "etcd-node-1"}) || c.File != "etcd.yaml" {
 		t.Fatalf("add change = %+v", c)
 	}
-	if !strings.HasPrefix(c.Message, "etcd.yaml: ") || !strings.Contains(c.Message, "etcd=etcd:3.6") {
+	if c.Message != "etcd.yaml: the kubelet starts the pod (etcd:3.6)" || !strings.Contains(c.Detail, "etcd=etcd:3.6") {
 		t.Fatalf("message = %q", c.Message)
 	}
 	if !recheck.IsZero() || st.Pods["kube-system/etcd-node-1"].File != "etcd.yaml" {
@@ -129,9 +129,12 @@ func TestUpdateNamesFieldsAndEffect(t *testing.T) {
 	cur := pod("kube-apiserver", "kube-apiserver:v1.37.2")
 	chs, st2, _ := Compute(st, snap(false, valid("kube-apiserver.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
+	if want := "kube-apiserver.yaml: image v1.37.1 → v1.37.2: the kubelet restarts the pod (new UID)"; c.Message != want {
+		t.Fatalf("message %q, want %q", c.Message, want)
+	}
 	want := "spec.containers[kube-apiserver].image: kube-apiserver:v1.37.1 -> kube-apiserver:v1.37.2"
-	if !strings.Contains(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
-		t.Fatalf("message %q lacks %q or the restart note", c.Message, want)
+	if !strings.Contains(c.Detail, want) || !strings.Contains(c.Detail, "new UID and restarts") {
+		t.Fatalf("detail %q lacks %q or the restart note", c.Detail, want)
 	}
 	if st2.Pods["kube-system/kube-apiserver-node-1"].Hash != cur.Hash {
 		t.Fatal("state not moved to the new hash")
@@ -161,7 +164,7 @@ func TestUpdateWhenOnlyConfigChanges(t *testing.T) {
 	cur := restyled(p)
 	chs, st2, _ := Compute(st, snap(false, valid("a.yaml", cur, t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if c.Op != types.OpUpdate || !strings.Contains(c.Message, "config hash") || !strings.Contains(c.Message, "new UID and restarts") {
+	if c.Op != types.OpUpdate || !strings.Contains(c.Message, "config hash") || !strings.Contains(c.Message, "restarts the pod (new UID)") {
 		t.Fatalf("message %q does not explain the restart", c.Message)
 	}
 	if got := st2.Pods[p.Key].Config; got != cur.Config {
@@ -229,9 +232,10 @@ func TestTurnsInvalidThenRemovedAtRelist(t *testing.T) {
 	}
 	chs, st, recheck = Compute(st, s, recheck, testOpts)
 	inv := mustOne(t, chs, types.ReasonInvalid)
-	want := "a.yaml: line 7: spec.containers[0].image: Required value; the kubelet keeps running pod kube-system/a-node-1 from its last good parse and stops it at its next relist (within 20s) unless the file is fixed"
-	if inv.Object.Kind != types.KindNode || inv.Message != want || inv.File != "a.yaml" {
-		t.Fatalf("invalid = %+v\nwant message %q", inv, want)
+	want := "a.yaml is invalid (line 7: image: Required value): the kubelet stops a-node-1 at its next relist, within 20s"
+	detail := "a.yaml: line 7: spec.containers[0].image: Required value; the kubelet keeps running pod kube-system/a-node-1 from its last good parse and stops it at its next relist (within 20s) unless the file is fixed"
+	if inv.Object.Kind != types.KindNode || inv.Message != want || inv.Detail != detail || inv.File != "a.yaml" {
+		t.Fatalf("invalid = %+v\nwant message %q, detail %q", inv, want, detail)
 	}
 	// Not knowing when the kubelet relists, podwatch looks again when a
 	// full relist period has passed: one of the kubelet's fell within.
@@ -251,7 +255,7 @@ func TestTurnsInvalidThenRemovedAtRelist(t *testing.T) {
 		t.Fatalf("at podwatch's relist: [%s]", reasons(chs))
 	}
 	rm := chs[1]
-	if rm.Type != v1.EventTypeWarning || !strings.Contains(rm.Message, "a.yaml is invalid: line 7") || !strings.Contains(rm.Message, "an estimate") || len(est.Pods) != 1 {
+	if rm.Type != v1.EventTypeWarning || !strings.HasPrefix(rm.Message, "a.yaml is invalid (line 7: image: Required value): the kubelet stops the pod at its next relist") || !strings.Contains(rm.Message, "an estimate") || !strings.Contains(rm.Detail, "a.yaml is invalid: line 7") || len(est.Pods) != 1 {
 		t.Fatalf("remove = %+v, pods %v", rm, est.Pods)
 	}
 
@@ -267,7 +271,7 @@ func TestTurnsInvalidThenRemovedAtRelist(t *testing.T) {
 	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
 		t.Fatalf("at the kubelet's relist: [%s]", reasons(chs))
 	}
-	if rm = chs[1]; !strings.HasSuffix(rm.Message, "; the kubelet stops it at its relist") || len(seen.Pods) != 1 {
+	if rm = chs[1]; !strings.HasSuffix(rm.Message, ": the kubelet stops the pod at its relist") || len(seen.Pods) != 1 {
 		t.Fatalf("remove at the kubelet's relist = %q, pods %v", rm.Message, seen.Pods)
 	}
 }
@@ -283,7 +287,7 @@ func TestEmptyRelistKeepsTheStore(t *testing.T) {
 	seen := snap(true, bad)
 	seen.Time, seen.KubeletRelist = t0.Add(20*time.Second), t0.Add(19*time.Second)
 	chs, _, _ := Compute(st, seen, t0.Add(20*time.Second), testOpts)
-	if rm := removeMessage(chs); !strings.Contains(rm, "the kubelet stops it at its relist, and starts it again from its last good parse") || strings.Contains(rm, "estimate") {
+	if rm := removeMessage(chs); !strings.Contains(rm, "the kubelet stops the pod at its relist, and starts it again from its last good parse") || strings.Contains(rm, "estimate") {
 		t.Fatalf("empty relist the kubelet's, seen: %q", rm)
 	}
 	rs := snap(true, bad)
@@ -292,10 +296,11 @@ func TestEmptyRelistKeepsTheStore(t *testing.T) {
 	if reasons(chs) != types.ReasonInvalid+","+types.ReasonRemoved {
 		t.Fatalf("empty relist: [%s]", reasons(chs))
 	}
-	if rm := chs[1]; !strings.Contains(rm.Message, "a.yaml is invalid: line 3: yaml: unexpected end, and the kubelet's relist found no other valid manifest") || len(st.Pods) != 0 {
+	if rm := chs[1]; !strings.Contains(rm.Detail, "a.yaml is invalid: line 3: yaml: unexpected end, and the kubelet's relist found no other valid manifest") ||
+		!strings.HasPrefix(rm.Message, "a.yaml is invalid (line 3: yaml: unexpected end), and no other manifest is valid: ") || len(st.Pods) != 0 {
 		t.Fatalf("empty relist: %q, pods %v", chs[1].Message, st.Pods)
 	}
-	if rm := chs[1].Message; !strings.Contains(rm, "the kubelet stops it at its next relist (within 20s), and starts it again from its last good parse") || !strings.HasSuffix(rm, "so this is the time of its own, an estimate") {
+	if rm := chs[1].Message; !strings.Contains(rm, "the kubelet stops the pod at its next relist (within 20s), and starts it again from its last good parse") || !strings.HasSuffix(rm, "its time is an estimate") {
 		t.Fatalf("empty relist podwatch's own: %q", rm)
 	}
 	checkClaim(t, chs[1], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, estimate: true})
@@ -306,7 +311,7 @@ func TestEmptyRelistKeepsTheStore(t *testing.T) {
 	if reasons(chs) != types.ReasonAdded+","+types.ReasonAdded || len(st.Pods) != 2 {
 		t.Fatalf("after a valid change: [%s], pods %v", reasons(chs), st.Pods)
 	}
-	if !strings.Contains(chs[0].Message, "added again from its last good parse of a.yaml") {
+	if !strings.HasPrefix(chs[0].Message, "a.yaml, its last good parse: the kubelet starts the pod again") || !strings.Contains(chs[0].Detail, "added again from its last good parse of a.yaml") {
 		t.Fatalf("the revived pod: %q", chs[0].Message)
 	}
 	// The next relist drops a.yaml's pod for good.
@@ -353,17 +358,18 @@ func TestDuplicateBakWins(t *testing.T) {
 	// The content changed and the .bak is complete: the UPDATE is immediate;
 	// the duplicate is bad news and waits.
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if !strings.Contains(c.Message, "now from kube-apiserver.yaml.bak") || !strings.Contains(c.Message, "v1.37.2 -> kube-apiserver:v1.37.1") {
+	if !strings.HasPrefix(c.Message, "now from kube-apiserver.yaml.bak (was kube-apiserver.yaml), image v1.37.2 → v1.37.1: ") || !strings.Contains(c.Detail, "v1.37.2 -> kube-apiserver:v1.37.1") {
 		t.Fatalf("update = %q", c.Message)
 	}
 	chs, _, _ = Compute(st, s, recheck, testOpts)
 	d := mustOne(t, chs, types.ReasonDuplicate)
-	if d.Object.Kind != types.KindPod || !strings.Contains(d.Message, "kube-apiserver.yaml, kube-apiserver.yaml.bak") || !strings.Contains(d.Message, "runs the one from kube-apiserver.yaml.bak") {
+	if d.Object.Kind != types.KindPod || !strings.HasPrefix(d.Message, "kube-apiserver.yaml.bak shadows kube-apiserver.yaml: the kubelet runs the pod from it;") || !strings.Contains(d.Detail, "runs the one from kube-apiserver.yaml.bak") {
 		t.Fatalf("duplicate = %+v", d)
 	}
 	// The kubelet acts on a shadowed file's watch events: it does not
 	// ignore it.
-	if strings.Contains(d.Message, "ignores") || !strings.Contains(d.Message, "a write, chmod or delete of one still acts on the kubelet's watch") {
+	if strings.Contains(d.Message, "ignores") || !strings.Contains(d.Message, "an edit of another restarts the pod until the next relist") ||
+		!strings.Contains(d.Detail, "a write, chmod or delete of one still acts on the kubelet's watch") {
 		t.Fatalf("duplicate = %+v", d)
 	}
 }
@@ -466,9 +472,14 @@ func TestSecretsNeverInUpdate(t *testing.T) {
 			t.Fatalf("message leaks %q: %s", secret, c.Message)
 		}
 	}
+	for _, secret := range []string{"t0ken", "pa55", "n0te"} {
+		if strings.Contains(c.Detail, secret) {
+			t.Fatalf("detail leaks %q: %s", secret, c.Detail)
+		}
+	}
 	for _, field := range []string{"metadata.annotations[note]: changed", "spec.containers[a].command[1]: changed", "spec.containers[a].env[PASSWORD].value: changed"} {
-		if !strings.Contains(c.Message, field) {
-			t.Fatalf("message lacks %q: %s", field, c.Message)
+		if !strings.Contains(c.Detail, field) {
+			t.Fatalf("detail lacks %q: %s", field, c.Detail)
 		}
 	}
 }
@@ -485,8 +496,11 @@ func TestManyChangesAreCapped(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", labels("x")), t0)))
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", labels("y")), t0)), t0, testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if strings.Count(c.Message, "-> y") != 20 || !strings.Contains(c.Message, "and 5 more") {
-		t.Fatalf("message not capped at 20: %s", c.Message)
+	if strings.Count(c.Detail, "-> y") != 20 || !strings.Contains(c.Detail, "and 5 more") {
+		t.Fatalf("detail not capped at 20: %s", c.Detail)
+	}
+	if want := "a.yaml: metadata.labels[l00] x → y and 24 more fields: "; !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("message %q, want it to start with %q", c.Message, want)
 	}
 }
 
@@ -518,7 +532,7 @@ func TestUpdateWithoutSavedCopySaysSo(t *testing.T) {
 	st.Pods = map[string]*PodState{p.Key: &old}
 	chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:2"), t0.Add(time.Minute))), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if !strings.Contains(c.Message, "no saved copy of the previous version") || strings.Contains(c.Message, "->") {
+	if !strings.HasPrefix(c.Message, "a.yaml: content changed: ") || !strings.Contains(c.Detail, "no saved copy of the previous version") || strings.Contains(c.Detail, "->") {
 		t.Fatalf("message %q", c.Message)
 	}
 }
@@ -553,12 +567,12 @@ func TestUpdateNamesUIDChange(t *testing.T) {
 	st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", uid("a")), t0)))
 	chs, st, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", uid("b")), t0)), t0, testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if want := "a.yaml: metadata.uid: a -> b; "; !strings.HasPrefix(c.Message, want) {
+	if want := "a.yaml: metadata.uid a → b: "; !strings.HasPrefix(c.Message, want) {
 		t.Fatalf("message %q does not start with %q", c.Message, want)
 	}
 	chs, _, _ = Compute(st, snap(false, valid("a.yaml", pod("a", "img:1"), t0)), t0, testOpts)
 	c = mustOne(t, chs, types.ReasonUpdated)
-	if want := `a.yaml: metadata.uid: b -> ""; `; !strings.HasPrefix(c.Message, want) || !strings.Contains(c.Message, "new UID and restarts") {
+	if want := `a.yaml: metadata.uid b → "": `; !strings.HasPrefix(c.Message, want) || !strings.Contains(c.Message, "restarts the pod (new UID)") {
 		t.Fatalf("message %q does not start with %q and say restart", c.Message, want)
 	}
 }
@@ -579,22 +593,22 @@ func TestUpdateNamesListIndex(t *testing.T) {
 		want, not string
 	}{
 		{"changed", with([]string{"srv", "--a", "--t0ken=x"}), with([]string{"srv", "--a", "--t0ken=y"}),
-			"spec.containers[a].command[2]: changed; the kubelet", "t0ken"},
+			"command[2] changed: the kubelet", "t0ken"},
 		{"inserted", with([]string{"srv", "--s3cret"}), with([]string{"srv", "--v=2", "--s3cret"}),
-			"spec.containers[a].command[1]: added; the kubelet", "s3cret"},
+			"command[1] added: the kubelet", "s3cret"},
 		{"dropped", with([]string{"srv", "--v=2", "--s3cret"}), with([]string{"srv", "--s3cret"}),
-			"spec.containers[a].command[1]: removed; the kubelet", "v=2"},
+			"command[1] removed: the kubelet", "v=2"},
 		{"not secret", with(nil, "NET_ADMIN"), with(nil, "NET_ADMIN", "SYS_TIME"),
-			"spec.containers[a].securityContext.capabilities.add[1]: added (SYS_TIME); the kubelet", ""},
+			"securityContext.capabilities.add[1] added (SYS_TIME): the kubelet", ""},
 		{"not secret changed", with(nil, "NET_ADMIN"), with(nil, "SYS_TIME"),
-			"spec.containers[a].securityContext.capabilities.add[0]: NET_ADMIN -> SYS_TIME; the kubelet", ""},
+			"securityContext.capabilities.add[0] NET_ADMIN → SYS_TIME: the kubelet", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := publishedState(t, snap(true, valid("a.yaml", pod("a", "img:1", tc.old), t0)))
 			chs, _, _ := Compute(st, snap(false, valid("a.yaml", pod("a", "img:1", tc.cur), t0)), t0, testOpts)
 			c := mustOne(t, chs, types.ReasonUpdated)
-			if !strings.HasPrefix(c.Message, "a.yaml: "+tc.want) || (tc.not != "" && strings.Contains(c.Message, tc.not)) {
+			if !strings.HasPrefix(c.Message, "a.yaml: "+tc.want) || (tc.not != "" && strings.Contains(c.Message+c.Detail, tc.not)) {
 				t.Fatalf("message %q, want it to start with %q and lack %q", c.Message, "a.yaml: "+tc.want, tc.not)
 			}
 		})

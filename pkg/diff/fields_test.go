@@ -28,13 +28,16 @@ func TestUpdateShowsQuantityAsSpelt(t *testing.T) {
 	st = roundTrip(t, st)
 	chs, st, _ := Compute(st, snap(false, valid("web.yaml", decode("1000m"), t0)), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if want := "web.yaml: spec.containers[web].resources.limits[cpu]: 900m -> 1000m; spec.containers[web].resources.requests[cpu]: 900m -> 1000m; the kubelet"; !strings.HasPrefix(c.Message, want) {
+	if want := "web.yaml: spec.containers[web].resources.limits[cpu]: 900m -> 1000m; spec.containers[web].resources.requests[cpu]: 900m -> 1000m; the kubelet"; !strings.HasPrefix(c.Detail, want) {
+		t.Fatalf("detail %q, want it to start with %q", c.Detail, want)
+	}
+	if want := "web.yaml: resources.limits[cpu] 900m → 1000m and 1 more field: the kubelet"; !strings.HasPrefix(c.Message, want) {
 		t.Fatalf("message %q, want it to start with %q", c.Message, want)
 	}
 	chs, _, _ = Compute(roundTrip(t, st), snap(false, valid("web.yaml", decode("2"), t0)), t0.Add(2*time.Minute), testOpts)
 	c = mustOne(t, chs, types.ReasonUpdated)
-	if want := "web.yaml: spec.containers[web].resources.limits[cpu]: 1000m -> 2; spec.containers[web].resources.requests[cpu]: 1000m -> 2; the kubelet"; !strings.HasPrefix(c.Message, want) {
-		t.Fatalf("message %q, want it to start with %q", c.Message, want)
+	if want := "web.yaml: spec.containers[web].resources.limits[cpu]: 1000m -> 2; spec.containers[web].resources.requests[cpu]: 1000m -> 2; the kubelet"; !strings.HasPrefix(c.Detail, want) {
+		t.Fatalf("detail %q, want it to start with %q", c.Detail, want)
 	}
 }
 
@@ -53,12 +56,12 @@ func TestUpdateNamesARespeltQuantity(t *testing.T) {
 	st := roundTrip(t, publishedState(t, snap(true, valid("web.yaml", decode(`"1"`), t0))))
 	chs, st, _ := Compute(st, snap(false, valid("web.yaml", decode("1000m"), t0)), t0.Add(time.Minute), testOpts)
 	c := mustOne(t, chs, types.ReasonUpdated)
-	if want := "web.yaml: spec.containers[web].resources.requests[cpu]: 1 -> 1000m (the same quantity spelt another way, which the kubelet's config hash sees); the kubelet gives the pod a new UID"; !strings.HasPrefix(c.Message, want) {
-		t.Fatalf("message %q, want it to start with %q", c.Message, want)
+	if want := "web.yaml: spec.containers[web].resources.requests[cpu]: 1 -> 1000m (the same quantity spelt another way, which the kubelet's config hash sees); the kubelet gives the pod a new UID"; !strings.HasPrefix(c.Detail, want) {
+		t.Fatalf("detail %q, want it to start with %q", c.Detail, want)
 	}
 	chs, _, _ = Compute(roundTrip(t, st), snap(false, valid("web.yaml", decode(`"1.0"`), t0)), t0.Add(2*time.Minute), testOpts)
 	c = mustOne(t, chs, types.ReasonUpdated)
-	if want := "web.yaml: spec.containers[web].resources.requests[cpu]: 1000m -> 1.0 (the same quantity"; !strings.HasPrefix(c.Message, want) {
+	if want := "web.yaml: resources.requests[cpu] respelt 1000m → 1.0: the kubelet restarts the pod (new UID)"; !strings.HasPrefix(c.Message, want) {
 		t.Fatalf("message %q, want it to start with %q", c.Message, want)
 	}
 }

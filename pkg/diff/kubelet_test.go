@@ -131,7 +131,7 @@ func TestKubeletWatchPath(t *testing.T) {
 		{true, map[string]*types.File{"web.yaml": &v1f}, "ADD web.yaml", ""},
 		{false, map[string]*types.File{"web.yaml.bak": &bak}, "UPDATE web.yaml.bak", "now from web.yaml.bak (was web.yaml)"},
 		// web.yaml written while the .bak wins: the kubelet runs it.
-		{false, map[string]*types.File{"web.yaml": &v2}, "UPDATE web.yaml", "runs it until its next relist"},
+		{false, map[string]*types.File{"web.yaml": &v2}, "UPDATE web.yaml", "and again at its next relist (back to web.yaml.bak)"},
 		{true, nil, "UPDATE web.yaml.bak", "now from web.yaml.bak (was web.yaml)"},
 		// web.yaml deleted: its name last gave the pod, which goes.
 		{false, map[string]*types.File{"web.yaml": nil}, "REMOVE web.yaml", "its next relist starts it again from web.yaml.bak"},
@@ -262,7 +262,7 @@ func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
 		t.Fatalf("first list: %q", got)
 	}
 	chs := step(2, true, fs.ErrNotExist, nil)
-	if got := podOps(chs); got != "REMOVE web.yaml" || !strings.Contains(chs[len(chs)-1].Message, "stops it at its next relist") {
+	if got := podOps(chs); got != "REMOVE web.yaml" || !strings.Contains(chs[len(chs)-1].Message, "stops the pod at its next relist") {
 		t.Fatalf("the folder gone: %q %+v", got, chs)
 	}
 	chs = step(3, true, nil, nil, &v1f)
@@ -274,7 +274,7 @@ func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
 		t.Fatalf("an edit with the kubelet's watch gone: %+v, want nothing before its relist", chs)
 	}
 	chs = step(5, true, nil, nil, &v2f)
-	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(chs[0].Message, "restarts it at its next relist") {
+	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(chs[0].Message, "restarts the pod (new UID) at its next relist") {
 		t.Fatalf("the relist after the edit: %q %+v", got, chs)
 	}
 }
@@ -456,7 +456,7 @@ func TestKubeletChmod(t *testing.T) {
 		t.Fatalf("chmod of the winner, unchanged: %+v, want nothing", chs)
 	}
 	chs := s.chmod("web.yaml")
-	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "runs it until its next relist") {
+	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "restarts the pod (new UID), and again at its next relist (back to web.yaml.bak)") {
 		t.Fatalf("chmod of the shadowed file: %q %v, want the kubelet to run it now", got, chs)
 	}
 	chs = s.step(true, nil)

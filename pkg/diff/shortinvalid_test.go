@@ -131,7 +131,7 @@ func TestInvalidForAPeriodRemovesForSure(t *testing.T) {
 	if podOps(ops) != "REMOVE a.yaml" {
 		t.Fatalf("invalid for a period: %s", podOps(ops))
 	}
-	if rm := ops[0].Message; saysMaySkip.MatchString(rm) || !strings.Contains(rm, "for a full relist period (20s)") || !strings.Contains(rm, "estimate") {
+	if rm := ops[0].Message; saysMaySkip.MatchString(rm) || !strings.Contains(rm, "a.yaml invalid for 20s") || !strings.Contains(ops[0].Detail, "for a full relist period (20s)") || !strings.Contains(rm, "estimate") {
 		t.Fatalf("remove: %q", rm)
 	}
 	checkClaim(t, ops[0], claimWant{op: types.OpRemove, at: types.ClaimAtRelist, estimate: true})

@@ -75,8 +75,8 @@ func TestSedTempFile(t *testing.T) {
 			t.Fatalf("%s: %q, want one UPDATE web.yaml\n%+v", what, got, chs)
 		}
 		m := updateMessage(chs)
-		if !strings.Contains(m, "img:1 -> img:2") || !strings.Contains(m, may) || !strings.Contains(m, once) || strings.Contains(m, "now from") {
-			t.Fatalf("%s: %q, want img:1 -> img:2 with %q and %q", what, m, may, once)
+		if !strings.Contains(m, "image 1 → 2") || !strings.Contains(m, may) || !strings.Contains(m, once) || strings.Contains(m, "now from") {
+			t.Fatalf("%s: %q, want image 1 → 2 with %q and %q", what, m, may, once)
 		}
 	}
 
@@ -151,7 +151,7 @@ func TestSedTempFile(t *testing.T) {
 		chs, recheck := q.at(saveAt(10), false, []types.WatchEvent{evGone(tmp)}, v1f)
 		chs = append(chs, q.rest(saveAt(10), recheck, v1f)...)
 		m := removeMessage(chs)
-		if podOps(chs) != "REMOVE "+tmp || !strings.Contains(m, "if the kubelet's watch read it first") || !strings.Contains(m, may) || !strings.Contains(m, once) {
+		if podOps(chs) != "REMOVE "+tmp || !strings.Contains(m, "if its watch read that name first") || !strings.Contains(m, may) || !strings.Contains(m, once) {
 			t.Fatalf("the temp file gone for good: %q %q", podOps(chs), m)
 		}
 	})

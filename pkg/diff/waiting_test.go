@@ -92,7 +92,7 @@ func TestWaitingChangeSaysTheSameInABusyFolder(t *testing.T) {
 			}
 			said := podOps(busy)
 			for _, ch := range busy {
-				said += " " + ch.Message
+				said += " " + ch.Message + " " + ch.Detail
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(said, want) {

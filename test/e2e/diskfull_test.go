@@ -80,7 +80,7 @@ func diskFullScenario(t *testing.T, mnt string) {
 	if err := os.Remove(filepath.Join(dir, "etcd.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	a.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	a.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	a.waitEvent("StaticPodAdded", "cache.yaml")
 	a.waitEvent("StaticPodRemoved", "etcd.yaml")
 	truth := map[string]string{"kube-system/web-" + testNode: "nginx:1.29", "kube-system/cache-" + testNode: "redis:8"}

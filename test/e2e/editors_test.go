@@ -32,8 +32,9 @@ import (
 //	expect REASON SUBSTR...     one distinct Event (by name) after quiescence
 //	maybe REASON SUBSTR...      an Event allowed, not required
 //
-// An expected SUBSTR may hold parts separated by " ... ": the message must
-// hold each, in order. Where the kubelet's outcome is a race (whether its
+// An expected SUBSTR may hold parts separated by " ... ": the message, or
+// its detail (the podwatch.io/detail annotation, which says what the
+// message leaves out), must hold each, in order. Where the kubelet's outcome is a race (whether its
 // watch read a file that was gone a moment later), the script gives each
 // outcome's expectations in a block, and the Events must be one of them:
 //
@@ -285,7 +286,7 @@ func (a *runningAgent) quiesce() []v1.Event {
 		if err := os.WriteFile(filepath.Join(a.dir, m), []byte("kind: Pod\n"), 0o600); err != nil {
 			a.t.Fatal(err)
 		}
-		a.waitEvent("InvalidManifest", m+":")
+		a.waitEvent("InvalidManifest", m+" is invalid")
 	}
 	var order []string
 	byName := map[string]v1.Event{}
@@ -336,7 +337,7 @@ func exactly(evs []v1.Event, want []editorExpect) []string {
 	for _, w := range want {
 		found := false
 		for i, ev := range evs {
-			if !used[i] && ev.Reason == w.reason && containsInOrder(ev.Message, w.substr) {
+			if !used[i] && ev.Reason == w.reason && (containsInOrder(ev.Message, w.substr) || containsInOrder(ev.Annotations["podwatch.io/detail"], w.substr)) {
 				used[i], found = true, true
 				break
 			}
@@ -404,8 +405,8 @@ func TestEditorRealSedInPlace(t *testing.T) {
 	}
 	evs := a.quiesce()
 	want := []editorExpect{
-		{reason: "StaticPodAdded", substr: "x.yaml: static pod kube-system/web-node-1 added"},
-		{reason: "StaticPodUpdated", substr: "x.yaml: spec.containers[web].image: nginx:1.28 -> nginx:1.29 ... may have taken in sed ... may restart the pod once more before this"},
+		{reason: "StaticPodAdded", substr: "x.yaml: the kubelet starts the pod (nginx:1.28)"},
+		{reason: "StaticPodUpdated", substr: "x.yaml: image 1.28 → 1.29 ... may have taken in sed ... may restart the pod once more before this"},
 	}
 	if miss := exactly(evs, want); len(miss) > 0 {
 		t.Fatalf("want one UPDATE that names sed's temporary file as a maybe:\n%s\nevents:\n%s", strings.Join(miss, "\n"), listEvents(evs))

@@ -139,6 +139,6 @@ func (a *runningAgent) settleWith(prefix string) {
 		if err := os.WriteFile(filepath.Join(a.dir, m), []byte("kind: Pod\n"), 0o600); err != nil {
 			a.t.Fatal(err)
 		}
-		a.waitEvent("InvalidManifest", m+":")
+		a.waitEvent("InvalidManifest", m+" is invalid")
 	}
 }

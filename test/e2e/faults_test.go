@@ -133,7 +133,7 @@ func writeReadable(t *testing.T, dir, name, content string) {
 func markerRelisted(t *testing.T, dir, name string, evs func() []v1.Event, dump func() string) {
 	t.Helper()
 	writeReadable(t, dir, name, "kind: Pod\n")
-	waitUntil(t, faultsWait, func() bool { return maxCount(eventsWith(evs(), "InvalidManifest", name+": ")) >= 2 },
+	waitUntil(t, faultsWait, func() bool { return maxCount(eventsWith(evs(), "InvalidManifest", name+" is invalid")) >= 2 },
 		func() string { return "marker " + name + " not reported twice (one relist after it):\n" + dump() })
 }
 
@@ -154,7 +154,7 @@ func TestFaultManifestSymlinks(t *testing.T) {
 	// by the next relist.
 	writeByRename(t, elsewhere, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	waitUntil(t, faultsWait, func() bool {
-		return len(eventsWith(evs(), "StaticPodUpdated", "nginx:1.28 -> nginx:1.29")) > 0
+		return len(eventsWith(evs(), "StaticPodUpdated", "image 1.28 → 1.29")) > 0
 	}, func() string { return "edit of the symlink's target not seen:\n" + a.dump() })
 
 	// A dangling symlink and a loop: the kubelet skips both, silently.
@@ -408,7 +408,7 @@ func TestFaultPermissionDeniedAsUnprivilegedUID(t *testing.T) {
 	write("c.yaml", manifestYAML("c", "nginx:1.29"))
 	p.waitEvent("StaticPodAdded", "c.yaml")
 	write("a.yaml", manifestYAML("a", "nginx:1.30"))
-	p.waitEvent("StaticPodUpdated", "nginx:1.29 -> nginx:1.30")
+	p.waitEvent("StaticPodUpdated", "image 1.29 → 1.30")
 	markerRelisted(t, dir, "zz-m1.yaml", p.events, p.dump)
 	if n := len(eventsWith(p.events(), "StaticPodRemoved", "")); n != 0 {
 		t.Fatalf("an unreadable file removed a pod (the kubelet, as root, still reads it):\n%s", p.dump())
@@ -442,7 +442,7 @@ func TestFaultPermissionDeniedAsUnprivilegedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := p.waitEvent("StaticPodUpdated", "b.yaml")
-	if !strings.Contains(up.Message, "nginx:1.29 -> nginx:1.31") {
+	if !strings.Contains(up.Message, "image 1.29 → 1.31") {
 		t.Errorf("UPDATE after the change made while unreadable = %q", up.Message)
 	}
 

@@ -112,13 +112,14 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 	a.waitEvent("StaticPodAdded", "vault.yaml")
 	a.waitEvent("InvalidManifest", "creds.yaml")
 
-	// UPDATE: every secret and the image change; the message names the
+	// UPDATE: every secret and the image change; its detail names the
 	// fields, the image with its values, the secrets without.
 	writeByRename(t, dir, "vault.yaml", secretPod("3"))
 	up := a.waitEvent("StaticPodUpdated", "vault.yaml")
+	detail := up.Annotations["podwatch.io/detail"]
 	for _, field := range []string{"image: hashicorp/vault:1.2 -> hashicorp/vault:1.3", "env", "command", "args", "metadata.annotations"} {
-		if !strings.Contains(up.Message, field) {
-			t.Errorf("UPDATE message does not name %q: %s", field, up.Message)
+		if !strings.Contains(detail, field) {
+			t.Errorf("UPDATE detail does not name %q: %s", field, detail)
 		}
 	}
 
@@ -144,12 +145,12 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 		writeByRename(t, dir, name, content)
 	}
 	for _, name := range []string{"bad-image.yaml", "bad-env-name.yaml", "env-as-string.yaml", "args-as-map.yaml", "yaml-error.yaml"} {
-		a.waitEvent("InvalidManifest", name+": ")
+		a.waitEvent("InvalidManifest", name+" is invalid")
 	}
 	a.waitEvent("ManifestIgnoredContent", "typo-field.yaml")
 	// And the pod removed by turning invalid (the REMOVE says why).
 	writeByRename(t, dir, "vault.yaml", strings.Replace(secretPod("3"), "image: hashicorp/vault:1.3", "image: \"\"", 1))
-	a.waitEvent("StaticPodRemoved", "vault.yaml is invalid")
+	a.waitEvent("StaticPodRemoved", "vault.yaml")
 	// A pod with secrets stays published, so state.json holds one.
 	secrets = append(secrets, secretsOf("4")...)
 	writeByRename(t, dir, "vault4.yaml", strings.Replace(secretPod("4"), "name: vault\n  namespace", "name: vault4\n  namespace", 1))

@@ -103,7 +103,7 @@ func readOnlyScenario(t *testing.T) {
 
 	// A change after the restart is announced, against the published state.
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	restarted.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	restarted.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	if got := shardPods(t, state); !equalPods(got, published) {
 		t.Errorf("the read-only state dir changed: %v", got)
 	}
@@ -113,7 +113,7 @@ func readOnlyScenario(t *testing.T) {
 	restarted.shutdown()
 	// The twin takes over from the same published state: what changed
 	// since it, and no more.
-	twin.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	twin.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	markerRelisted(t, dir, "zz-marker2.yaml", func() []v1.Event { return twin.out.events(t) }, twin.dump)
 	if n := twin.count("StaticPodAdded") + twin.count("StaticPodRemoved") + twin.count("StaticPodUpdated"); n != 1 {
 		t.Errorf("the twin announced %d changes at its takeover, want the one UPDATE not saved:\n%s", n, twin.dump())

@@ -84,7 +84,7 @@ func TestReplayAfterSIGKILLInPersistWindow(t *testing.T) {
 	// machine stalled: then the shards already hold it and the
 	// measurement would be of something else, so the test says so.
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	const change = "nginx:1.28 -> nginx:1.29"
+	const change = "image 1.28 → 1.29"
 	var stored v1.Event
 	waitUntil(t, faultsWait, func() bool {
 		var ok bool
@@ -128,7 +128,7 @@ func TestReplayAfterSIGKILLInPersistWindow(t *testing.T) {
 
 	// The same edit done again for real counts: 1.29 -> 1.28 -> 1.29.
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
-	b.waitEvent("StaticPodUpdated", "nginx:1.29 -> nginx:1.28")
+	b.waitEvent("StaticPodUpdated", "image 1.29 → 1.28")
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	waitUntil(t, faultsWait, func() bool {
 		ev, ok := storedWith(t, state, "StaticPodUpdated", change)
@@ -188,7 +188,7 @@ func TestReplayUndoneBeforeTheRestartCountsTheRedo(t *testing.T) {
 	dir, state, saved := t.TempDir(), t.TempDir(), t.TempDir()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	inState := func(o *agent.Options) { o.StateDir = state }
-	const ab, ba = "nginx:1.28 -> nginx:1.29", "nginx:1.29 -> nginx:1.28"
+	const ab, ba = "image 1.28 → 1.29", "image 1.29 → 1.28"
 
 	a := startAgent(t, dir, inState)
 	a.waitEvent("StaticPodAdded", "web.yaml")

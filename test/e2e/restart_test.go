@@ -83,7 +83,7 @@ func TestRestartContinuesCountsAndState(t *testing.T) {
 	if after.Count != before.Count+1 {
 		t.Fatalf("count after restart = %d, want %d", after.Count, before.Count+1)
 	}
-	second.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	second.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	second.waitEvent("StaticPodRemoved", "etcd.yaml was removed")
 	if n := second.count("StaticPodAdded"); n != 0 {
 		t.Fatalf("restart announced %d unchanged pods again:\n%s", n, second.dump())

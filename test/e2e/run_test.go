@@ -164,14 +164,14 @@ func TestRunLifecycle(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifestYAML("etcd", "registry.k8s.io/etcd:3.6.16-0")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a.waitEvent("StaticPodUpdated", "spec.containers[etcd].image: registry.k8s.io/etcd:3.6.15-0 -> registry.k8s.io/etcd:3.6.16-0")
+	a.waitEvent("StaticPodUpdated", "etcd.yaml: image 3.6.15-0 → 3.6.16-0: the kubelet restarts the pod")
 
 	// Dotfiles are never manifests.
 	writeByRename(t, dir, ".hidden.yaml", manifestYAML("hidden", "busybox"))
 
 	// Turns invalid: InvalidManifest and a Warning REMOVE that says why.
 	writeByRename(t, dir, "etcd.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\nspec:\n  containers:\n  - name: etcd\n")
-	a.waitEvent("InvalidManifest", "etcd.yaml: ")
+	a.waitEvent("InvalidManifest", "etcd.yaml is invalid")
 	rm := a.waitEvent("StaticPodRemoved", "etcd.yaml is invalid")
 	if rm.Type != "Warning" {
 		t.Fatalf("remove of an invalid manifest is %s, want Warning", rm.Type)
@@ -245,7 +245,7 @@ func TestRunDuplicateAndFIFO(t *testing.T) {
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	writeByRename(t, dir, "web.yaml.bak", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodUpdated", "now from web.yaml.bak")
-	d := a.waitEvent("DuplicatePod", "runs the one from web.yaml.bak")
+	d := a.waitEvent("DuplicatePod", "web.yaml.bak shadows web.yaml: the kubelet runs the pod from it")
 	if d.InvolvedObject.Kind != "Pod" || d.Type != "Warning" {
 		t.Fatalf("duplicate event = %+v", d)
 	}
@@ -332,7 +332,7 @@ func TestRunSymlinkedDirectorySwap(t *testing.T) {
 	if err := os.Rename(tmp, link); err != nil {
 		t.Fatal(err)
 	}
-	a.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	a.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 }
 
 func TestRunSingleFile(t *testing.T) {
@@ -341,7 +341,7 @@ func TestRunSingleFile(t *testing.T) {
 	a := startAgent(t, filepath.Join(dir, "web.yaml"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	writeByRename(t, dir, "web.yaml", "kind: Pod\n")
-	a.waitEvent("InvalidManifest", "web.yaml: ")
+	a.waitEvent("InvalidManifest", "web.yaml is invalid")
 	if n := a.count("StaticPodRemoved"); n != 0 {
 		t.Fatalf("single-file path: an invalid file removed the pod (%d removes); the kubelet keeps the last good one", n)
 	}

@@ -40,7 +40,7 @@ func TestStateSaveKeepsFailingIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	a.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	a.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	waitUntil(t, faultsWait, func() bool { return a.persisted() == 0 }, func() string { return "state_persisted not 0 while saving fails" })
 	waitUntil(t, faultsWait, func() bool { return len(eventsWith(evs(), "StateNotPersisted", "cannot save")) > 0 },
 		func() string { return "no StateNotPersisted Warning while saving keeps failing:\n" + a.dump() })

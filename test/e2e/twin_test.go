@@ -77,7 +77,7 @@ func TestTwinStandsByUntilTheFirstStops(t *testing.T) {
 
 	// A change while both run: the first announces it, the second nothing.
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	first.waitEvent("StaticPodUpdated", "nginx:1.28 -> nginx:1.29")
+	first.waitEvent("StaticPodUpdated", "image 1.28 → 1.29")
 	markerRelisted(t, dir, "zz-marker1.yaml", first.events, first.dump)
 	if evs := second.events(); len(evs) != 0 {
 		t.Fatalf("the standby printed %d Events:\n%s", len(evs), second.dump())
@@ -101,7 +101,7 @@ func TestTwinStandsByUntilTheFirstStops(t *testing.T) {
 		t.Fatalf("the second announced %d changes at its takeover, none happened:\n%s", n, second.dump())
 	}
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.30"))
-	second.waitEvent("StaticPodUpdated", "nginx:1.29 -> nginx:1.30")
+	second.waitEvent("StaticPodUpdated", "image 1.29 → 1.30")
 	if n := changes(second); n != 1 {
 		t.Errorf("the second announced %d changes, want the one UPDATE:\n%s", n, second.dump())
 	}

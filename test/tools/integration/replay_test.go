@@ -143,7 +143,7 @@ func TestReplayAfterSIGKILLToTheAPI(t *testing.T) {
 	}
 	createMirrorPod(t, c, "kube-system", mirror, "hash2")
 
-	const change = "nginx:1.28 -> nginx:1.29"
+	const change = "image 1.28 → 1.29"
 	write("web.yaml", "nginx:1.29")
 	var before v1.Event
 	eventually(t, "the UPDATE in the API", func(ctx context.Context) (bool, error) {
