@@ -97,11 +97,10 @@ func TestFirstStartFindsRunningPod(t *testing.T) {
 	waitFor(t, "StaticPodFound", func() bool { return strings.Contains(stdout.String(), "StaticPodFound") })
 	stop()
 	out := stdout.String()
-	if !strings.Contains(out, "etcd.yaml: static pod kube-system/etcd-node-1 found at podwatch's first start") ||
-		!strings.Contains(out, "; found running since ") || strings.Count(out, "StaticPodFound") != 1 {
+	if !strings.Contains(out, "etcd.yaml (") || !strings.Contains(out, "): found running for 90d when podwatch started; ") || strings.Count(out, "StaticPodFound") != 1 {
 		t.Errorf("want one StaticPodFound of a pod found running; stdout:\n%s", out)
 	}
-	if strings.Contains(out, "StaticPodAdded") || strings.Contains(out, "starts it") {
+	if strings.Contains(out, "StaticPodAdded") || strings.Contains(out, "starts the pod") {
 		t.Errorf("a pod running for months is said to be started; stdout:\n%s", out)
 	}
 }
@@ -113,7 +112,7 @@ func TestFirstStartAtBootStartsPod(t *testing.T) {
 	stdout, stop := startOnFolder(t, endpoint)
 	defer stop()
 	waitFor(t, "StaticPodFound", func() bool { return strings.Contains(stdout.String(), "StaticPodFound") })
-	if out := stdout.String(); !strings.Contains(out, "the kubelet starts it") || strings.Contains(out, "found running") {
+	if out := stdout.String(); !strings.Contains(out, "the kubelet starts the pod") || strings.Contains(out, "found running") {
 		t.Fatalf("want the kubelet starting it; stdout:\n%s", out)
 	}
 	runEtcd(t, f.RuntimeService, time.Time{})

@@ -450,13 +450,14 @@ func (c *computation) add(key string, f *types.File) {
 // tell; whoever reads the running pods words it (pkg/follow), and without
 // one the message says podwatch cannot tell.
 func (c *computation) found(key string, f *types.File) {
-	seen := &types.Found{Case: types.FoundUnknown, Head: fmt.Sprintf("%s: static pod %s found at podwatch's first start, with no published state (%s)", f.Name, key, images(f))}
+	seen := &types.Found{Case: types.FoundUnknown, Head: fmt.Sprintf("%s (%s)", f.Name, runs(f))}
 	c.emit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonFound, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, Found: seen,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonFound, f.Name, "", fileIdentity(f)),
 		Message: seen.Message(),
+		Detail:  fmt.Sprintf("%s: static pod %s found at podwatch's first start, with no published state (%s)", f.Name, key, images(f)),
 	})
 }
 

@@ -47,7 +47,8 @@ func TestInventoryFindsEachPod(t *testing.T) {
 			if changes[0].Key == "" || changes[0].Key == changes[1].Key {
 				t.Errorf("keys %q, %q: want two distinct keys", changes[0].Key, changes[1].Key)
 			}
-			if changes[0].Object.Name != "a-node-1" || !strings.HasPrefix(changes[0].Message, "a.yaml: static pod kube-system/a-node-1 found") {
+			if changes[0].Object.Name != "a-node-1" || !strings.HasPrefix(changes[0].Message, "a.yaml (img:1): podwatch cannot tell whether the kubelet runs the pod") ||
+				!strings.HasPrefix(changes[0].Detail, "a.yaml: static pod kube-system/a-node-1 found") {
 				t.Errorf("first change %+v, want a.yaml's pod found", changes[0])
 			}
 			if next.Inventory || len(next.Pods) != 2 {

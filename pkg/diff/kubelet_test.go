@@ -456,7 +456,7 @@ func TestKubeletChmod(t *testing.T) {
 		t.Fatalf("chmod of the winner, unchanged: %+v, want nothing", chs)
 	}
 	chs := s.chmod("web.yaml")
-	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "restarts the pod (new UID), and again at its next relist (back to web.yaml.bak)") {
+	if got := podOps(chs); got != "UPDATE web.yaml" || !strings.Contains(updateMessage(chs), "restarts the pod, and again at its next relist (back to web.yaml.bak)") {
 		t.Fatalf("chmod of the shadowed file: %q %v, want the kubelet to run it now", got, chs)
 	}
 	chs = s.step(true, nil)

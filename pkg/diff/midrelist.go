@@ -205,6 +205,28 @@ func (b bounce) message(key string) string {
 		key, b.file, what, at)
 }
 
+// glance is the REMOVE's message: what the relist read and what the
+// kubelet did; message says all of it, for the detail.
+func (b bounce) glance() string {
+	what := "not a pod"
+	switch f := b.read; {
+	case f == nil:
+	case f.Err != nil:
+		what = fmt.Sprintf("invalid (%s)", problem(f.Err))
+	case f.ReadErr != nil:
+		what = "unreadable to podwatch"
+	case f.Pod != nil:
+		what = "defining pod " + f.Pod.Key
+	}
+	switch {
+	case b.revivedBy != "":
+		return fmt.Sprintf("no valid manifest when the kubelet's relist read the folder: it stopped the pod at its relist, and the change to %s since brought it back", b.revivedBy)
+	case b.may:
+		return fmt.Sprintf("%s read mid-change by the kubelet's relist: it may have stopped the pod at its relist and started it again; if the relist read a whole valid write, the kubelet may skip this restart", b.file)
+	}
+	return fmt.Sprintf("%s was %s as the kubelet's relist read it: it stopped the pod at its relist, and its watch started it again since", b.file, what)
+}
+
 // started is what an ADD says the kubelet does: for a pod a relist
 // dropped and the watch started again since, what it did.
 func (b bounce) started() string {
@@ -243,7 +265,7 @@ func (c *computation) bounces(desired map[string]want) {
 		b.removeID = c.emit(types.Change{
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: b.may,
 			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, b.file, p.identity(), ""),
-			Message: b.message(key),
+			Message: b.glance(), Detail: b.message(key),
 		})
 		c.kv.bounced[key] = b
 		if w.file == nil {

@@ -231,7 +231,7 @@ func emptyRelistBroughtBack(t *testing.T, gone bool) {
 	if got := podOps(chs); got != "REMOVE web.yaml, ADD web.yaml" {
 		t.Fatalf("the relist taken in: %q, want the stop and the start the kubelet made\n%+v", got, chs)
 	}
-	if rm := removeMessage(chs); !strings.Contains(rm, "found no valid manifest") || !strings.Contains(rm, "the change to z.yaml since brought them back") || !chs[0].At.Equal(relistAt) {
+	if rm := removeMessage(chs); !strings.HasPrefix(rm, "no valid manifest when the kubelet's relist read the folder") || !strings.Contains(rm, "the change to z.yaml since brought it back") || !chs[0].At.Equal(relistAt) {
 		t.Errorf("REMOVE = %q at %v, want it at the relist, saying the change to z.yaml brought the store back", rm, chs[0].At)
 	}
 	// The pod's UID is the one the kubelet is stopping: it starts it at

@@ -42,8 +42,9 @@ func (c *computation) wentBack() {
 		c.emit(types.Change{
 			Claim: c.claimOf(types.OpUpdate, false),
 			Type:  v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: w.file, At: w.at,
-			Key: transition(types.ReasonUpdated, w.file, "watch:"+w.then, p.identity()),
-			Message: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
+			Key:     transition(types.ReasonUpdated, w.file, "watch:"+w.then, p.identity()),
+			Message: fmt.Sprintf("%s: the kubelet's relist ran the pod from it again between two watch events that ran it from %s: one more restart (new UID)", w.file, w.then),
+			Detail: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
 				w.file, w.at.UTC().Format(time.RFC3339Nano), key, w.file, w.then),
 		})
 	}

@@ -172,7 +172,12 @@ func (c *computation) updated(key string, p PodState, f *types.File, u updateFac
 			head += ", " + what
 		}
 	}
+	// A pod's file changed gives it a new UID, which the clause need not
+	// say when it names the file.
 	effect := "the kubelet restarts the pod (new UID)"
+	if p.File != f.Name {
+		effect = "the kubelet restarts the pod"
+	}
 	if u.uidPinned {
 		effect = "the kubelet updates the pod in place (metadata.uid is set)"
 	}

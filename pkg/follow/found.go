@@ -44,7 +44,7 @@ func (f *Follower) takeFound(ch types.Change, at time.Time, key string) {
 // the kubelet is yet to start.
 func (f *Follower) inventory(ctx context.Context, obs *observation, now time.Time) {
 	for key, t := range f.found {
-		seen := types.Found{Through: f.source}
+		seen := types.Found{Through: f.source, At: t.at}
 		if t.ch.Found != nil {
 			seen.Head = t.ch.Found.Head
 		}
@@ -83,7 +83,7 @@ func (f *Follower) foundCase(key string, t *target, obs *observation, seen *type
 		seen.Case = types.FoundStarting
 	case !ready(sb):
 		seen.Case = types.FoundStarting
-		seen.Detail = fmt.Sprintf("its newest sandbox (UID %s, created at %s) is not ready", seen.UID, seen.Since.UTC().Format(time.RFC3339))
+		seen.Detail = fmt.Sprintf("its newest sandbox (UID %s, created %s before podwatch started) is not ready", seen.UID, types.Span(t.at.Sub(seen.Since)))
 	default:
 		seen.Case = types.FoundRunning
 		if other := otherConfig(t.ch.Pod, sb, obs); other != "" {

@@ -18,7 +18,7 @@ func (h *harness) submitFound(at time.Duration) {
 		Op: types.OpAdd, Reason: types.ReasonFound, Type: "Normal",
 		Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
 		File:   "kube-apiserver.yaml", Pod: apiPod(""), At: t0.Add(at), ID: "found-id",
-		Found: &types.Found{Case: types.FoundUnknown, Head: "kube-apiserver.yaml: static pod kube-system/" + apiserver + " found"},
+		Found: &types.Found{Case: types.FoundUnknown, Head: "kube-apiserver.yaml (" + apiImage + ")"},
 	}})
 }
 
@@ -53,7 +53,7 @@ func TestFoundRunning(t *testing.T) {
 	if ch.Found.Case != types.FoundRunning || !ch.Found.Since.Equal(since) || ch.Found.UID != "uid-1" {
 		t.Fatalf("found %+v, want running since %v with uid-1", ch.Found, since)
 	}
-	if !strings.Contains(ch.Message, "found running since "+since.Format(time.RFC3339)) || strings.Contains(ch.Message, "starts it") {
+	if want := "kube-apiserver.yaml (" + apiImage + "): found running for 90d when podwatch started; UID uid-1"; !strings.HasPrefix(ch.Message, want) || strings.Contains(ch.Message, "starts") {
 		t.Errorf("message %q", ch.Message)
 	}
 	if got := h.at(deadline + time.Minute); len(got) != 0 {
@@ -67,7 +67,7 @@ func TestFoundBootStartsIt(t *testing.T) {
 	h := newHarness(t)
 	h.submitFound(0)
 	ch := found(t, h.at(time.Second))
-	if ch.Found.Case != types.FoundStarting || !strings.Contains(ch.Message, "the kubelet starts it") {
+	if ch.Found.Case != types.FoundStarting || !strings.Contains(ch.Message, "the kubelet starts the pod") {
 		t.Fatalf("found %+v (%q), want the kubelet starting it", ch.Found, ch.Message)
 	}
 	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(3*time.Second), true)
@@ -86,7 +86,7 @@ func TestFoundSandboxCreatedAfterStart(t *testing.T) {
 	h.rt.container("sb1", "kube-apiserver", apiImage, 0, t0.Add(3*time.Second))
 	h.submitFound(0)
 	ch := found(t, h.at(time.Minute))
-	if ch.Found.Case != types.FoundStarting || ch.Found.UID != "uid-1" || !strings.Contains(ch.Message, "after podwatch started: the kubelet starts it") {
+	if ch.Found.Case != types.FoundStarting || ch.Found.UID != "uid-1" || !strings.Contains(ch.Message, ": the kubelet starts the pod; its sandbox (UID uid-1, in the container runtime) was created 2s after podwatch started") {
 		t.Fatalf("found %+v (%q), want the kubelet starting it", ch.Found, ch.Message)
 	}
 }
@@ -100,7 +100,7 @@ func TestFoundOtherConfigRestarts(t *testing.T) {
 	h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.36.0", 0, since)
 	h.submitFound(0)
 	ch := found(t, h.at(time.Second))
-	if ch.Found.Case != types.FoundRestarting || !strings.Contains(ch.Message, "the kubelet restarts it with this one") ||
+	if ch.Found.Case != types.FoundRestarting || !strings.Contains(ch.Message, ": the kubelet restarts the pod with this config; ") ||
 		!strings.Contains(ch.Message, "v1.36.0") {
 		t.Fatalf("found %+v (%q), want a restart with this config", ch.Found, ch.Message)
 	}
@@ -156,8 +156,8 @@ func TestFoundFromMirrorPods(t *testing.T) {
 		want    types.FoundCase
 		words   string
 	}{
-		{"running", -48 * time.Hour, types.FoundRunning, "found running since "},
-		{"boot", 3 * time.Second, types.FoundStarting, "after podwatch started: the kubelet starts it"},
+		{"running", -48 * time.Hour, types.FoundRunning, ": found running for 2d when podwatch started; "},
+		{"boot", 3 * time.Second, types.FoundStarting, ": the kubelet starts the pod; its sandbox (UID hash1, in the API server (mirror pods)) was created 4s after podwatch started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, m := newMirrorSourceHarness(t, Options{Deadline: deadline})

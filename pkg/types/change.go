@@ -189,6 +189,10 @@ type Found struct {
 	// Since is when the sandbox (or mirror pod) the case rests on was
 	// created, zero when none.
 	Since time.Time
+	// At is when podwatch saw the file at its start: the other end of the
+	// durations the words give (an Event is read hours later, when a
+	// time relative to its reading says nothing). Zero when unknown.
+	At time.Time
 	// UID is that sandbox's pod UID, "" when none.
 	UID string
 	// Through names what was read ("the container runtime", "the mirror
@@ -199,26 +203,48 @@ type Found struct {
 	Detail string
 }
 
-// Message is the words of the Event of a found pod: its head, then what
-// is seen of it.
+// Message is the words of the Event of a found pod: its head and what
+// the kubelet does with it or has done, then what that rests on.
 func (f Found) Message() string {
-	since := f.Since.UTC().Format(time.RFC3339)
 	var seen string
 	switch {
+	case f.Case == FoundRunning && !f.At.IsZero():
+		seen = fmt.Sprintf("found running for %s when podwatch started; UID %s, in %s", Span(f.At.Sub(f.Since)), f.UID, f.Through)
 	case f.Case == FoundRunning:
-		seen = fmt.Sprintf("found running since %s (UID %s, in %s)", since, f.UID, f.Through)
+		seen = fmt.Sprintf("found running; UID %s, in %s", f.UID, f.Through)
 	case f.Case == FoundRestarting:
-		seen = fmt.Sprintf("%s runs another config of it since %s (UID %s: %s): the kubelet restarts it with this one", f.Through, since, f.UID, f.Detail)
+		seen = fmt.Sprintf("the kubelet restarts the pod with this config; %s runs another (UID %s: %s)", f.Through, f.UID, f.Detail)
 	case f.Case == FoundStarting && f.Detail != "":
-		seen = fmt.Sprintf("%s in %s: the kubelet starts it", f.Detail, f.Through)
+		seen = fmt.Sprintf("the kubelet starts the pod; %s in %s", f.Detail, f.Through)
+	case f.Case == FoundStarting && f.UID != "" && !f.At.IsZero():
+		seen = fmt.Sprintf("the kubelet starts the pod; its sandbox (UID %s, in %s) was created %s after podwatch started", f.UID, f.Through, Span(f.Since.Sub(f.At)))
 	case f.Case == FoundStarting && f.UID != "":
-		seen = fmt.Sprintf("its sandbox (UID %s, in %s) was created at %s, after podwatch started: the kubelet starts it", f.UID, f.Through, since)
+		seen = fmt.Sprintf("the kubelet starts the pod; its sandbox (UID %s, in %s) was created after podwatch started", f.UID, f.Through)
 	case f.Case == FoundStarting:
-		seen = fmt.Sprintf("nothing of it in %s when podwatch started: the kubelet starts it", f.Through)
+		seen = fmt.Sprintf("the kubelet starts the pod; nothing of it in %s when podwatch started", f.Through)
 	case f.Through != "":
-		seen = fmt.Sprintf("podwatch cannot tell whether the kubelet runs it: %s does not answer (%s)", f.Through, f.Detail)
+		seen = fmt.Sprintf("podwatch cannot tell whether the kubelet runs the pod; %s does not answer (%s)", f.Through, f.Detail)
 	default:
-		seen = "podwatch cannot tell whether the kubelet runs it: it reads no container runtime and no API server"
+		seen = "podwatch cannot tell whether the kubelet runs the pod; it reads no container runtime and no API server"
 	}
-	return f.Head + "; " + seen
+	return f.Head + ": " + seen
+}
+
+// Span words the time between two events for a message: to the second,
+// to the minute past an hour, in days past two of them.
+func Span(d time.Duration) string {
+	m := d.Round(time.Minute)
+	switch {
+	case d < 0:
+		return "0s"
+	case m >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(m/(24*time.Hour)))
+	case m >= time.Hour && m%time.Hour == 0:
+		return fmt.Sprintf("%dh", int(m/time.Hour))
+	case m >= time.Hour:
+		return fmt.Sprintf("%dh%dm", int(m/time.Hour), int(m%time.Hour/time.Minute))
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }

@@ -41,7 +41,7 @@ func TestInventoryOfARunningPod(t *testing.T) {
 	}
 	start := time.Now()
 	pw := startFollower(ctx, t, k.Manifests, k.CRISocket)
-	found := pw.await(ctx, t, name, types.ReasonFound, start, 30*time.Second, "found at podwatch's first start", "; found running since ")
+	found := pw.await(ctx, t, name, types.ReasonFound, start, 30*time.Second, "(registry.example/app:1): found running for ")
 	t.Logf("found running: %v after start: %s", found.at.Sub(start).Round(time.Millisecond), found.ev.Message)
 	for _, reason := range []string{types.ReasonAdded, types.ReasonStarted, types.ReasonNotStarted} {
 		if l, ok := pw.first(name, reason, time.Time{}); ok {
@@ -91,7 +91,7 @@ func TestInventoryAtBoot(t *testing.T) {
 	}
 	start := time.Now()
 	pw := startFollower(ctx, t, k.Manifests, k.CRISocket)
-	found := pw.await(ctx, t, name, types.ReasonFound, start, 30*time.Second, "found at podwatch's first start", "the kubelet starts it")
+	found := pw.await(ctx, t, name, types.ReasonFound, start, 30*time.Second, "(registry.example/app:1): the kubelet starts the pod")
 	close(release)
 	started := pw.await(ctx, t, name, types.ReasonStarted, start, 60*time.Second, "after podwatch found it")
 	t.Logf("boot: found %v, started %v after start (%s)", found.at.Sub(start).Round(time.Millisecond), started.at.Sub(start).Round(time.Millisecond), started.ev.Message)
