@@ -1127,6 +1127,7 @@ func (c *computation) emit(ch types.Change) uint64 {
 	}
 	c.bounded = false
 	c.cl = claimParts{}
+	ch.Message = hedged(ch.Message, ch.Claim)
 	c.changes = append(c.changes, ch)
 	if ch.Claim == nil {
 		return 0

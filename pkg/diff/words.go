@@ -223,3 +223,18 @@ func (c *computation) startMessage(f *types.File, effect string, maySkip bool) s
 	}
 	return c.glanced(f.Name, glance, " ("+runs(f)+")", hedges...)
 }
+
+// hedged is msg with its hedges rendered from the change's claim: its
+// first clause, then the claim's one (types.Claim.Hedge). The builders'
+// own hedge sentences are in the detail. A change without a claim keeps
+// its words.
+func hedged(msg string, cl *types.Claim) string {
+	if cl == nil {
+		return msg
+	}
+	first, _, _ := strings.Cut(msg, "; ")
+	if h := cl.Hedge(); h != "" {
+		return first + "; " + h
+	}
+	return first
+}
