@@ -394,16 +394,21 @@ func TestKubeletEditorSaveInOrder(t *testing.T) {
 	}
 }
 
-// updateMessage is the message of the first UPDATE in chs; "" for none.
+// updateMessage is what podwatch says of the first UPDATE in chs (see
+// opMessage).
 func updateMessage(chs []types.Change) string { return opMessage(chs, types.OpUpdate) }
 
-// removeMessage is the message of the first REMOVE in chs; "" for none.
+// removeMessage is what podwatch says of the first REMOVE in chs (see
+// opMessage).
 func removeMessage(chs []types.Change) string { return opMessage(chs, types.OpRemove) }
 
+// opMessage is what podwatch says of the first change of op in chs: its
+// message, then on a line of its own its detail, which has the full
+// account of the races the message's one hedge sums up; "" for none.
 func opMessage(chs []types.Change, op types.Op) string {
 	for _, c := range chs {
 		if c.Op == op {
-			return c.Message
+			return c.Message + "\n" + c.Detail
 		}
 	}
 	return ""

@@ -193,7 +193,9 @@ func (c *computation) shortInvalid(desired map[string]want) {
 		fx.removeID = c.emit(types.Change{
 			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
 			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, p.identity(), ""),
-			Message: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
+			Message: fmt.Sprintf("%s invalid for %s: the kubelet may have stopped the pod at a relist in that span, and starts it again at the fix; if its relist fell outside it, the kubelet may skip this restart",
+				fx.file, types.Span(fx.to.Sub(fx.from))),
+			Detail: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
 				key, c.race(fx)),
 		})
 		c.kv.fixed[key] = fx

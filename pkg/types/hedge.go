@@ -32,7 +32,9 @@ func (c *Claim) Hedge() string {
 	case c.After.Max > 1:
 		parts = append(parts, fmt.Sprintf("then may stop and start it %d times", c.After.Max))
 	}
-	if c.Estimate {
+	// A stop is dated when it is read, an ADD or UPDATE by its start; an
+	// estimate of when a pod stopped is worth saying.
+	if c.Estimate && c.Op == OpRemove {
 		parts = append(parts, "its time is an estimate")
 	}
 	return strings.Join(parts, ", ")

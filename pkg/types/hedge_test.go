@@ -20,6 +20,7 @@ func TestHedgeWordsTheClaim(t *testing.T) {
 		{"range", &Claim{Op: OpUpdate, Before: Bounded(1, 3)}, "restarts it 1 to 3 more times first"},
 		{"behind", &Claim{Op: OpUpdate, Before: unbounded}, "may restart it more times first"},
 		{"skip", &Claim{Op: OpRemove, Before: Bounded(0, 0), MaySkip: true, Estimate: true}, "may skip this, its time is an estimate"},
+		{"first list", &Claim{Op: OpAdd, Before: Bounded(0, 0), Estimate: true}, ""},
 		{"after", &Claim{Op: OpUpdate, Before: Bounded(0, 1), After: After{Max: 1}, Via: []string{"sedQ3xZ9a"}},
 			"may restart it once more first (sed's temp file), then may stop and start it once"},
 	} {
