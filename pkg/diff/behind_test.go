@@ -55,8 +55,8 @@ func TestBehindKubeletMayRestartMore(t *testing.T) {
 			opts.RelistPeriod = tc.period
 			chs, _, _ := Compute(st, s, edit, opts)
 			up := mustOne(t, chs, types.ReasonUpdated)
-			if got := strings.Contains(up.Message, clause); got != tc.want {
-				t.Errorf("UPDATE says the kubelet may restart more: %v, want %v: %q", got, tc.want, up.Message)
+			if got := strings.Contains(up.Detail, clause); got != tc.want {
+				t.Errorf("UPDATE says the kubelet may restart more: %v, want %v: %q", got, tc.want, up.Detail)
 			}
 		})
 	}

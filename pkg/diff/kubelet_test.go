@@ -266,7 +266,7 @@ func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
 		t.Fatalf("the folder gone: %q %+v", got, chs)
 	}
 	chs = step(3, true, nil, nil, &v1f)
-	if got := podOps(chs); got != "ADD web.yaml" || !strings.Contains(chs[0].Message, "its watch of the folder ended") {
+	if got := podOps(chs); got != "ADD web.yaml" || !strings.Contains(chs[0].Detail, "its watch of the folder ended") || !strings.Contains(chs[0].Message, "at its next relist") {
 		t.Fatalf("the folder back: %q %+v", got, chs)
 	}
 	// An edit on what podwatch's watch sees: the kubelet's saw nothing.

@@ -54,7 +54,7 @@ func TestOwedReturnCountsAnUnseenRelistBeforeTheChange(t *testing.T) {
 			if got := podOps(chs); got != op {
 				t.Fatalf("got %q, want %q: %v", got, op, chs)
 			}
-			msg := chs[len(chs)-1].Message
+			msg := chs[len(chs)-1].Message + "\n" + chs[len(chs)-1].Detail
 			if more != "" && !strings.Contains(msg, more) {
 				t.Errorf("%q does not say it %s", msg, more)
 			}

@@ -117,7 +117,7 @@ func mayBounce(t *testing.T, ops []types.Change) {
 func TestShortInvalidSpanNewContent(t *testing.T) {
 	_, st := invalidSpan(t, []time.Duration{11 * time.Second}, []bool{false})
 	ops := fix(t, st, 18*time.Second, "img:2")
-	if podOps(ops) != "UPDATE a.yaml" || !saysMayDrop.MatchString(ops[0].Message) {
+	if podOps(ops) != "UPDATE a.yaml" || !saysMayDrop.MatchString(ops[0].Detail) {
 		t.Fatalf("at the fix: %s\n%+v", podOps(ops), ops)
 	}
 	checkClaim(t, ops[0], claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, after: 1})
