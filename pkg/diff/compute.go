@@ -282,7 +282,7 @@ func (c *computation) desired() map[string]want {
 		c.problem("duplicate/"+key, since, false, types.Change{
 			Type: v1.EventTypeWarning, Reason: types.ReasonDuplicate, Object: podObject(key), File: winner.Name,
 			Key: problemKey("duplicate/"+key, "", names...),
-			Message: fmt.Sprintf("%s shadows %s: the kubelet runs the pod from it; an edit of another restarts the pod until the next relist",
+			Message: fmt.Sprintf("%s shadows %s: the kubelet runs the pod from it; an edit of another restarts it until the next relist",
 				winner.Name, strings.Join(names[:len(names)-1], ", ")),
 			Detail: fmt.Sprintf("pod %s is defined by %s; the kubelet runs the one from %s (last in sort order) at each relist, and shadows the others; "+
 				"but a write, chmod or delete of one still acts on the kubelet's watch, and restarts (or stops) the pod until its next relist",

@@ -368,7 +368,7 @@ func TestDuplicateBakWins(t *testing.T) {
 	}
 	// The kubelet acts on a shadowed file's watch events: it does not
 	// ignore it.
-	if strings.Contains(d.Message, "ignores") || !strings.Contains(d.Message, "an edit of another restarts the pod until the next relist") ||
+	if strings.Contains(d.Message, "ignores") || !strings.Contains(d.Message, "an edit of another restarts it until the next relist") ||
 		!strings.Contains(d.Detail, "a write, chmod or delete of one still acts on the kubelet's watch") {
 		t.Fatalf("duplicate = %+v", d)
 	}

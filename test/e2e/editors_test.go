@@ -406,7 +406,7 @@ func TestEditorRealSedInPlace(t *testing.T) {
 	evs := a.quiesce()
 	want := []editorExpect{
 		{reason: "StaticPodAdded", substr: "x.yaml: the kubelet starts the pod (nginx:1.28)"},
-		{reason: "StaticPodUpdated", substr: "x.yaml: image 1.28 → 1.29 ... may have taken in sed ... may restart the pod once more before this"},
+		{reason: "StaticPodUpdated", substr: "x.yaml: image 1.28 → 1.29: the kubelet restarts the pod (new UID); may restart it once more first (sed's temp file)"},
 	}
 	if miss := exactly(evs, want); len(miss) > 0 {
 		t.Fatalf("want one UPDATE that names sed's temporary file as a maybe:\n%s\nevents:\n%s", strings.Join(miss, "\n"), listEvents(evs))

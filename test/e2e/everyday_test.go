@@ -14,9 +14,9 @@ import (
 // below: the whole message, the median of them, and the fact before the
 // first "; ".
 const (
-	everydayMaxBytes    = 700
-	everydayMedianBytes = 400
-	everydayFirstBytes  = 200
+	everydayMaxBytes    = 300
+	everydayMedianBytes = 150
+	everydayFirstBytes  = 160
 )
 
 // everydayStats are the sizes of a run's messages in bytes.
