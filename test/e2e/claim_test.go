@@ -106,7 +106,7 @@ func TestClaimIDsGoOnAfterTheStateIsLost(t *testing.T) {
 	a := startAgent(t, dir, withState)
 	a.waitEvent(types.ReasonAdded, "web.yaml")
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
-	a.waitEvent(types.ReasonUpdated, "nginx:1.28 -> nginx:1.29")
+	a.waitEvent(types.ReasonUpdated, "image 1.28 → 1.29")
 	before := lastClaim(t, a)
 	a.shutdown()
 	if err := os.Remove(filepath.Join(state, published.StateFile)); err != nil {
@@ -115,7 +115,7 @@ func TestClaimIDsGoOnAfterTheStateIsLost(t *testing.T) {
 
 	b := startAgent(t, dir, withState)
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.30"))
-	up := b.waitEvent(types.ReasonUpdated, "nginx:1.29 -> nginx:1.30")
+	up := b.waitEvent(types.ReasonUpdated, "image 1.29 → 1.30")
 	c, ok := claimOf(t, up)
 	if !ok || before == 0 || c.ID <= before {
 		t.Fatalf("after the restart the UPDATE claims %+v, want an ID past %d, the last before it", c, before)
