@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -108,7 +109,9 @@ func (c *computation) mayHaveRestarted(key string, r saidRun, sign lateSign) typ
 		Claim: &types.Claim{ID: c.nextClaimID(), At: types.ClaimAtWatch, Before: types.Range{}, Amends: r.ids},
 		Type:  v1.EventTypeWarning, Reason: types.ReasonMayHaveRestarted, Object: podObject(key), File: file,
 		Key: problemKey("may-have-restarted/"+key, "", file),
-		Message: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
+		Message: fmt.Sprintf("the kubelet may have restarted the pod more times than %s said: its file source %s behind (%s)",
+			strings.TrimSuffix(which, " podwatch said of this pod"), ran, sign.short()),
+		Detail: fmt.Sprintf("the kubelet's file source %s behind (%s), so it may have taken in the events of %s (since %s) seconds apart with a relist between, and restarted the pod more times than said",
 			ran, sign.says(), which, r.first.UTC().Format(time.RFC3339Nano)),
 	}
 }

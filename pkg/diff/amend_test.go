@@ -86,7 +86,11 @@ func TestAmendChangesSaidBeforeASign(t *testing.T) {
 						if ch.Claim == nil || !slices.Equal(ch.Claim.Amends, said) || ch.Claim.Before.Max != nil {
 							t.Errorf("step %d: the amendment claims %+v, want it to amend %v, unbounded", i, ch.Claim, said)
 						}
-						got = append(got, ch.Message)
+						// The message says the fact; the detail, since when.
+						got = append(got, ch.Detail)
+						if !strings.HasPrefix(ch.Message, "the kubelet may have restarted the pod more times than the last ") || strings.Contains(ch.Message, ";") {
+							t.Errorf("step %d: message %q, want the fact alone", i, ch.Message)
+						}
 						if ch.Type != "Warning" || ch.Op != "" || ch.Object != podObject("kube-system/web-node-1") {
 							t.Errorf("step %d: %+v, want a pod Warning with no op", i, ch)
 						}

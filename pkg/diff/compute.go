@@ -955,6 +955,17 @@ func (s lateSign) says() string {
 	return fmt.Sprintf("a full read of the folder at %s came less than a relist period after the one before, as a held-up relist does, or another reader's", at)
 }
 
+// short is what the sign is, in a few words.
+func (s lateSign) short() string {
+	switch s.kind {
+	case heldUpSign:
+		return "its relist came late"
+	case lostSign:
+		return "podwatch lost sight of its relist"
+	}
+	return "a full read of the folder came early"
+}
+
 // behindSpan is how long before and after a sign of it the kubelet's
 // file source is taken to run behind (see behindPeriods).
 func behindSpan(period time.Duration) time.Duration {

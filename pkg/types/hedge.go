@@ -13,8 +13,8 @@ import (
 // Detail; this is the one place the clause is worded, so that every
 // message says the same claim the same way.
 func (c *Claim) Hedge() string {
-	if c == nil {
-		return ""
+	if c == nil || c.Op == "" {
+		return "" // an amendment: its message says what it widens
 	}
 	var parts []string
 	if more := c.Before.words(); more != "" {

@@ -21,6 +21,7 @@ func TestHedgeWordsTheClaim(t *testing.T) {
 		{"behind", &Claim{Op: OpUpdate, Before: unbounded}, "may restart it more times first"},
 		{"skip", &Claim{Op: OpRemove, Before: Bounded(0, 0), MaySkip: true, Estimate: true}, "may skip this, its time is an estimate"},
 		{"first list", &Claim{Op: OpAdd, Before: Bounded(0, 0), Estimate: true}, ""},
+		{"amendment", &Claim{Before: unbounded, Amends: []uint64{3, 4}}, ""},
 		{"after", &Claim{Op: OpUpdate, Before: Bounded(0, 1), After: After{Max: 1}, Via: []string{"sedQ3xZ9a"}},
 			"may restart it once more first (sed's temp file), then may stop and start it once"},
 	} {
