@@ -292,8 +292,9 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 func relistLost(node, path string, p types.RelistPhase) events.Occurrence {
 	return events.Occurrence{
 		Object: events.NodeRef(node), Type: v1.EventTypeWarning, Reason: types.ReasonKubeletRelistLost, Key: path,
-		Message: fmt.Sprintf("the kubelet's relist of %s, every %v, was last seen at %s and has stopped: the kubelet may be down or reading another folder",
-			path, p.Period, p.Last.UTC().Format(time.RFC3339)),
+		Message: fmt.Sprintf("the kubelet's relist of %s, every %v, has stopped: none for three periods; the kubelet may be down or reading another folder",
+			path, p.Period),
+		Detail: fmt.Sprintf("its last relist seen read the folder at %s", p.Last.UTC().Format(time.RFC3339)),
 	}
 }
 

@@ -127,10 +127,14 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	if e.Type != v1.EventTypeWarning || e.InvolvedObject.Kind != "Node" || e.InvolvedObject.Name != "node-1" {
 		t.Errorf("event %s %s/%s, want a Warning on node node-1", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name)
 	}
-	for _, want := range []string{o.Source.Path, "every 2s", "the kubelet may be down or reading another folder", "2026-11-30T09:30:02Z"} {
+	for _, want := range []string{o.Source.Path, "every 2s", "has stopped: none for three periods", "the kubelet may be down or reading another folder"} {
 		if !strings.Contains(e.Message, want) {
 			t.Errorf("message %q lacks %q", e.Message, want)
 		}
+	}
+	// The time it was last seen is for whoever digs: the detail.
+	if d := e.Annotations["podwatch.io/detail"]; strings.Contains(e.Message, "2026-") || !strings.Contains(d, "2026-11-30T09:30:02Z") {
+		t.Errorf("message %q, detail %q: want the last relist's time in the detail only", e.Message, d)
 	}
 	gathered, err := m.Registry().Gather()
 	if err != nil {
