@@ -1,0 +1,202 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	filesource "github.com/podwatch/podwatch/pkg/source/file"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+const snapNode = "node-1"
+
+// watched is podwatch's real file source on a folder, its snapshots
+// turned into inputs as they come.
+type watched struct {
+	t     *testing.T
+	dir   string
+	snaps chan types.Snapshot
+	tl    Timeline
+	from  int // inputs before this are the first snapshot's
+	last  types.Snapshot
+	start *Kubelet // the kubelet after the first snapshot's list
+}
+
+func manifest(name, image string) []byte {
+	return fmt.Appendf(nil, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: c\n    image: %s\n", name, image)
+}
+
+const invalidManifest = "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n"
+
+// watch runs the source on dir, which holds files already, until the
+// test ends, and takes its first snapshot in as the kubelet's list.
+func watch(t *testing.T, dir string, files map[string][]byte) *watched {
+	t.Helper()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := filesource.New(filesource.Options{Path: dir, NodeName: snapNode, FileCheckFrequency: time.Hour}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &watched{t: t, dir: dir, snaps: make(chan types.Snapshot)}
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, w.snaps) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	w.until(func(types.Snapshot) bool { return true })
+	p := start(NewKubelet())
+	for _, in := range w.tl.Inputs() {
+		p = p.apply(in)[0]
+	}
+	w.start, w.from = p.k, len(w.tl.Inputs())
+	return w
+}
+
+// until takes snapshots in until one satisfies ok.
+func (w *watched) until(ok func(types.Snapshot) bool) {
+	w.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-w.snaps:
+			w.last = s
+			w.tl.Add(s)
+			if ok(s) {
+				return
+			}
+		case <-deadline:
+			w.t.Fatalf("no snapshot as wanted; the last: %+v", w.last)
+		}
+	}
+}
+
+// holds waits for the snapshot in which name holds image, moved in or
+// closed, and returns the identity the kubelet gives its pod.
+func (w *watched) holds(name, image string) string {
+	w.t.Helper()
+	var got string
+	w.until(func(s types.Snapshot) bool {
+		i := slices.IndexFunc(s.Files, func(f *types.File) bool { return f.Name == name })
+		if i < 0 || s.Files[i].Pod == nil || !s.Files[i].Complete || !slices.Contains(s.Files[i].Pod.Containers, "c="+image) {
+			return false
+		}
+		p := FromManifest(s.Files[i].Pod, s.Files[i].Path)
+		got = id(&p)
+		return true
+	})
+	return got
+}
+
+func (w *watched) inputs() []Input { return w.tl.Inputs()[w.from:] }
+
+// id of the pod first read from name, as the kubelet's list read it.
+func (w *watched) running(key string) string { return w.start.Running(key) }
+
+func (w *watched) span(key string) Span {
+	w.t.Helper()
+	e := Explore(w.start, w.inputs(), 64)
+	if e.Capped {
+		w.t.Fatal("capped")
+	}
+	return e.Span(key)
+}
+
+const etcd = "default/etcd-" + snapNode
+
+// sed -i writes a temp file beside the manifest and renames it onto it.
+// podwatch may never read the temp file; the kubelet may have run its
+// pod (another UID: another path) and dropped it at the rename.
+func TestSnapshotSedInPlace(t *testing.T) {
+	dir := t.TempDir()
+	w := watch(t, dir, map[string][]byte{"etcd.yaml": manifest("etcd", "v1")})
+	v1 := w.running(etcd)
+	if out, err := exec.Command("sed", "-i", "s/image: v1/image: v2/", filepath.Join(dir, "etcd.yaml")).CombinedOutput(); err != nil {
+		t.Fatalf("sed: %v: %s", err, out)
+	}
+	v2 := w.holds("etcd.yaml", "v2")
+	wantSpan(t, w.span(etcd), v1, v2, types.Bounded(0, 1), false, 0)
+}
+
+// An install by rename takes a whole file in: one read, of it.
+func TestSnapshotRenameIn(t *testing.T) {
+	dir := t.TempDir()
+	w := watch(t, dir, map[string][]byte{"etcd.yaml": manifest("etcd", "v1")})
+	v1 := w.running(etcd)
+	install(t, dir, "etcd.yaml", manifest("etcd", "v2"))
+	v2 := w.holds("etcd.yaml", "v2")
+	wantSpan(t, w.span(etcd), v1, v2, types.Bounded(0, 0), false, 0)
+	install(t, dir, "kube-apiserver.yaml", manifest("kube-apiserver", "v1"))
+	api := w.holds("kube-apiserver.yaml", "v1")
+	wantSpan(t, w.span("default/kube-apiserver-"+snapNode), "", api, types.Bounded(0, 0), false, 0)
+}
+
+// A backup copied beside the manifest is a second file of the pod: the
+// kubelet takes it in, and runs its pod, whose UID is of the copy's path.
+func TestSnapshotBackupCopy(t *testing.T) {
+	dir := t.TempDir()
+	w := watch(t, dir, map[string][]byte{"etcd.yaml": manifest("etcd", "v1")})
+	v1 := w.running(etcd)
+	if out, err := exec.Command("cp", filepath.Join(dir, "etcd.yaml"), filepath.Join(dir, "etcd.yaml.bak")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	bak := w.holds("etcd.yaml.bak", "v1")
+	if bak == v1 {
+		t.Fatal("the copy's pod has the manifest's UID")
+	}
+	// A read of the copy before cp closed it may have found it partly
+	// written, for the kubelet too: then it may have run nothing new.
+	wantSpan(t, w.span(etcd), v1, bak, types.Bounded(0, 0), w.partial("etcd.yaml.bak"), 0)
+}
+
+// partial says whether the last read of name was podwatch's before the
+// file was complete: the kubelet's may have found it partly written.
+func (w *watched) partial(name string) bool {
+	for _, x := range slices.Backward(w.inputs()) {
+		if x.Event != nil && filepath.Base(x.Event.Path) == name {
+			return slices.ContainsFunc(x.Reads, func(o Outcome) bool { return o.Err == ErrUnread })
+		}
+	}
+	return false
+}
+
+// install writes b to a dot file and renames it onto name.
+func install(t *testing.T, dir, name string, b []byte) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An invalid manifest keeps the pod running; its fix, moved in, restarts
+// it once.
+func TestSnapshotInvalidThenFixed(t *testing.T) {
+	dir := t.TempDir()
+	w := watch(t, dir, map[string][]byte{"etcd.yaml": manifest("etcd", "v1")})
+	v1 := w.running(etcd)
+	install(t, dir, "etcd.yaml", []byte(invalidManifest))
+	w.until(func(s types.Snapshot) bool {
+		return slices.ContainsFunc(s.Files, func(f *types.File) bool { return f.Name == "etcd.yaml" && f.Err != nil })
+	})
+	wantSpan(t, w.span(etcd), v1, v1, types.Bounded(0, 0), false, 0)
+	install(t, dir, "etcd.yaml", manifest("etcd", "v2"))
+	v2 := w.holds("etcd.yaml", "v2")
+	wantSpan(t, w.span(etcd), v1, v2, types.Bounded(0, 0), false, 0)
+}
