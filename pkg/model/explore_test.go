@@ -50,9 +50,16 @@ func wantSpan(t *testing.T, got Span, from, to string, before types.Range, maySk
 	t.Helper()
 	if got.From != from || got.To != to || fmt.Sprint(got.Before.Min, got.Before.Max == nil) != fmt.Sprint(before.Min, before.Max == nil) ||
 		(before.Max != nil && *got.Before.Max != *before.Max) || got.MaySkip != maySkip || got.Elsewhere != elsewhere {
-		t.Errorf("span %+v (before max %v), want from %q to %q, before %v-%v, maySkip %v, elsewhere %d",
-			got, got.Before.Max, from, to, before.Min, before.Max, maySkip, elsewhere)
+		t.Errorf("span from %q to %q, before %d-%s, maySkip %v, elsewhere %d; want from %q to %q, before %d-%s, maySkip %v, elsewhere %d",
+			got.From, got.To, got.Before.Min, maxOf(got.Before), got.MaySkip, got.Elsewhere, from, to, before.Min, maxOf(before), maySkip, elsewhere)
 	}
+}
+
+func maxOf(r types.Range) string {
+	if r.Max == nil {
+		return "unbounded"
+	}
+	return fmt.Sprint(*r.Max)
 }
 
 func id(p *Pod) string { return p.UID + "\x00" + p.Semantic }

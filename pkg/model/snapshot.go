@@ -30,6 +30,7 @@ type Timeline struct {
 	open    []int // the last snapshot's reads, by index in inputs
 	started bool
 	relist  time.Time // the last kubelet relist taken in
+	events  int       // the inputs of the last snapshot's events
 }
 
 // Inputs are the inputs so far, in the kubelet's order. A later Add may
@@ -38,8 +39,9 @@ func (t *Timeline) Inputs() []Input { return t.inputs }
 
 // Add takes snapshot s in: its watch events one by one, then the kubelet's
 // relist when s says it saw a new one (free to come before any of the
-// events). The first snapshot, and podwatch's own full list while no
-// relist of the kubelet's is known, stand in for the kubelet's list.
+// events of s and of the snapshot before). The first snapshot, and
+// podwatch's own full list while no relist of the kubelet's is known,
+// stand in for the kubelet's list.
 func (t *Timeline) Add(s types.Snapshot) {
 	now := make(map[string]*types.File, len(s.Files))
 	for _, f := range s.Files {
@@ -64,11 +66,15 @@ func (t *Timeline) Add(s types.Snapshot) {
 			t.inputs = append(t.inputs, in)
 		}
 	}
+	events := len(t.inputs) - from
 	if s.KubeletRelist.After(t.relist) {
+		// The kubelet may take events in a while after podwatch: its
+		// relist may come before this snapshot's events and the last
+		// one's, still queued.
 		t.relist = s.KubeletRelist
-		t.inputs = append(t.inputs, Input{Relist: t.relisted(s, now), Early: len(t.inputs) - from})
+		t.inputs = append(t.inputs, Input{Relist: t.relisted(s, now), Early: events + t.events})
 	}
-	t.files, t.started = now, true
+	t.files, t.started, t.events = now, true, events
 }
 
 // late widens the reads of the last snapshot's events on a name s's events
@@ -84,7 +90,22 @@ func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
 			continue
 		}
 		reads := slices.Clone(in.Reads)
-		for _, o := range t.reads(s, now, -1, in.Event.Path, now[name], true) {
+		// A version podwatch never read: one s replaced (two writes),
+		// or one the file held before it went and came back, which s
+		// shows happened before podwatch's read (the file as podwatch
+		// read it then).
+		n, gone := 0, false
+		for _, e := range s.Events {
+			if e.Name == name {
+				gone = gone || e.Gone
+				if !e.Gone {
+					n++
+				}
+			}
+		}
+		was, is := t.files[name], now[name]
+		replaced := n > 1 || (gone && was != nil && is != nil && was.ChangedAt.Equal(is.ChangedAt))
+		for _, o := range t.reads(s, now, -1, in.Event.Path, now[name], true, replaced, false) {
 			if !slices.ContainsFunc(reads, o.same) {
 				reads = append(reads, o)
 			}
@@ -108,12 +129,18 @@ func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int) In
 	}
 	f := now[e.Name]
 	later := slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name })
-	return Input{Event: &WatchEvent{Path: path, Type: PodModify}, Reads: t.reads(s, now, i, path, f, f == nil || later || f.ReadErr != nil)}
+	replaced := slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name && !x.Gone })
+	return Input{Event: &WatchEvent{Path: path, Type: PodModify}, Reads: t.reads(s, now, i, path, f, f == nil || later || f.ReadErr != nil, replaced, f == nil)}
 }
 
-// reads are the outcomes of a read of path at event i (or at a relist, i
-// past the events), podwatch's view f first.
-func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, path string, f *types.File, unsure bool) []Outcome {
+// reads are the outcomes of a read of path at event i of s (-1 before
+// them, len(s.Events) after them), podwatch's view f first. When unsure,
+// the kubelet may have read another version: gone, not decodable, as the
+// last snapshot had it, or along a rename chain. When replaced (a later
+// event wrote the name again) or gone (the file went before podwatch read
+// it, and no rename says where), the version may also be one podwatch
+// never read at all.
+func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, path string, f *types.File, unsure, replaced, gone bool) []Outcome {
 	var out []Outcome
 	add := func(o Outcome) {
 		if !slices.ContainsFunc(out, o.same) {
@@ -129,23 +156,63 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	}
 	add(Outcome{Err: fs.ErrNotExist})
 	add(Outcome{Err: ErrUnread})
-	if p := t.files[filepath.Base(path)]; p != nil {
+	name := filepath.Base(path)
+	if p := t.files[name]; p != nil {
 		add(view(p, path))
 	}
-	for j, x := range s.Events {
-		switch {
-		case j > i && !x.Gone:
-			if g := now[x.Name]; g != nil && g.Pod != nil {
+	// The rename chain: a name that goes, the next event bringing
+	// another in (a temp file renamed onto the manifest), went with what
+	// that one holds now; a name that came just after another went (a
+	// backup taken by renaming) holds what that one held.
+	renamed := false
+	for j := i + 1; j >= 0 && j+1 < len(s.Events); j++ {
+		if e := s.Events[j]; e.Name == name && e.Gone {
+			if g := now[s.Events[j+1].Name]; !s.Events[j+1].Gone && g != nil && g.Pod != nil {
 				add(view(g, path))
+				renamed = true
 			}
-		case j < i && x.Gone:
-			if g := t.files[x.Name]; g != nil && g.Pod != nil {
-				add(view(g, path))
+			break
+		}
+	}
+	if i > 0 && i < len(s.Events) && s.Events[i-1].Gone {
+		if g := t.files[s.Events[i-1].Name]; g != nil && g.Pod != nil {
+			add(view(g, path))
+			renamed = true
+		}
+	}
+	if !replaced && (!gone || renamed) {
+		return out
+	}
+	// A version written and replaced between two reads of podwatch's:
+	// of a key the file's known versions give, or else any name's of
+	// the events, with content unknown.
+	keys := map[string]bool{}
+	for _, o := range out {
+		if o.Pod != nil {
+			keys[o.Pod.Key] = true
+		}
+	}
+	if len(keys) == 0 {
+		for _, e := range s.Events {
+			for _, g := range []*types.File{now[e.Name], t.files[e.Name]} {
+				if g != nil && g.Pod != nil {
+					keys[g.Pod.Key] = true
+				}
 			}
 		}
 	}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		add(Outcome{Pod: &Pod{Key: key, UID: Unseen + path, Semantic: Unseen + path, File: path}})
+	}
 	return out
 }
+
+// Unseen starts the UID and Semantic of a pod podwatch never read: a
+// version of a file that came and went between two of its reads, which
+// the kubelet may have read and run. All such versions of a path are one
+// pod, so that two reads of the same unseen version restart nothing; two
+// different ones the kubelet ran in turn are then counted as one.
+const Unseen = "(unseen) "
 
 // relisted is the folder as the kubelet's relist, somewhere between the
 // last snapshot and s, may have listed it: every name either held or s's
@@ -181,7 +248,7 @@ func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listi
 		ls := t.listed(path, kind, f, p)
 		changed := f == nil || p == nil || slices.ContainsFunc(s.Events, func(e types.WatchEvent) bool { return e.Name == name })
 		if kind == EntryRegular && changed {
-			for _, o := range t.reads(s, now, len(s.Events), path, f, true) {
+			for _, o := range t.reads(s, now, len(s.Events), path, f, true, false, f == nil) {
 				if !slices.ContainsFunc(ls.Reads, o.same) {
 					ls.Reads = append(ls.Reads, o)
 				}
@@ -203,7 +270,7 @@ func (t *Timeline) listed(path string, kind EntryKind, versions ...*types.File) 
 		if f == nil {
 			continue
 		}
-		for _, o := range t.reads(types.Snapshot{}, nil, 0, path, f, false) {
+		for _, o := range t.reads(types.Snapshot{}, nil, 0, path, f, false, false, false) {
 			if !slices.ContainsFunc(l.Reads, o.same) {
 				l.Reads = append(l.Reads, o)
 			}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,4 +200,55 @@ func TestSnapshotInvalidThenFixed(t *testing.T) {
 	install(t, dir, "etcd.yaml", manifest("etcd", "v2"))
 	v2 := w.holds("etcd.yaml", "v2")
 	wantSpan(t, w.span(etcd), v1, v2, types.Bounded(0, 0), false, 0)
+}
+
+// snapFile is a complete file of a pod of key and config, as the source
+// would have read it.
+func snapFile(dir, name, key, cfg string) *types.File {
+	return &types.File{Name: name, Path: dir + "/" + name, Pod: &types.Pod{Key: key, Config: cfg}, Complete: true}
+}
+
+// A name written twice in one group of events: podwatch read the second
+// version only, and the kubelet may have run the first, which no one can
+// name: a restart more on the way, of content unknown.
+func TestTimelineReplacedVersionMayBeUnseen(t *testing.T) {
+	const key = "ns/a"
+	var tl Timeline
+	v1, v3 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v3")
+	tl.Add(types.Snapshot{Path: "m", Relist: true, Files: []*types.File{v1}})
+	p := start(NewKubelet())
+	for _, in := range tl.Inputs() {
+		p = p.apply(in)[0]
+	}
+	from := len(tl.Inputs())
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "a.yaml"}}, Files: []*types.File{v3}})
+	first := tl.Inputs()[from]
+	if !slices.ContainsFunc(first.Reads, func(o Outcome) bool { return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) }) {
+		t.Errorf("the first read's outcomes %+v have no unseen version", first.Reads)
+	}
+	e := Explore(p.k, tl.Inputs()[from:], 64)
+	a1, a3 := FromManifest(v1.Pod, v1.Path), FromManifest(v3.Pod, v3.Path)
+	wantSpan(t, e.Span(key), id(&a1), id(&a3), types.Bounded(0, 1), false, 0)
+}
+
+// The kubelet may read a file after podwatch did: when the next snapshot
+// shows it gone, the kubelet may have found it gone already, and never
+// run the version podwatch read.
+func TestTimelineLateRead(t *testing.T) {
+	const key = "ns/a"
+	var tl Timeline
+	v1, v2 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v2")
+	tl.Add(types.Snapshot{Path: "m", Relist: true, Files: []*types.File{v1}})
+	p := start(NewKubelet())
+	for _, in := range tl.Inputs() {
+		p = p.apply(in)[0]
+	}
+	from := len(tl.Inputs())
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{v2}})
+	e := Explore(p.k, tl.Inputs()[from:], 64)
+	a1, a2 := FromManifest(v1.Pod, v1.Path), FromManifest(v2.Pod, v2.Path)
+	wantSpan(t, e.Span(key), id(&a1), id(&a2), types.Bounded(0, 0), false, 0)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml", Gone: true}}, Files: []*types.File{}})
+	e = Explore(p.k, tl.Inputs()[from:], 64)
+	wantSpan(t, e.Span(key), id(&a1), "", types.Bounded(0, 1), false, 0)
 }
