@@ -20,7 +20,12 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 
 	"github.com/podwatch/podwatch/pkg/model"
+	ptypes "github.com/podwatch/podwatch/pkg/types"
 )
+
+// fuzzDebugEnv, set, makes a round keep the bridge's snapshots and inputs
+// in its result.
+const fuzzDebugEnv = "PODWATCH_PORT_FUZZ_DEBUG"
 
 // A fuzz round plays random changes of a folder to the kubelet's own file
 // source and pod config, then replays what a second inotify watch saw on
@@ -52,6 +57,9 @@ type FuzzResult struct {
 	Covered bool                `json:"covered"`
 	Kubelet map[string][]string `json:"kubelet"`
 	Error   string              `json:"error,omitempty"`
+	// Bridge is the verdict on the same round replayed over podwatch's
+	// snapshots.
+	Bridge *BridgeResult `json:"bridge,omitempty"`
 }
 
 // fuzzCap bounds the distinct states the port explores after an input.
@@ -59,7 +67,8 @@ const fuzzCap = 1 << 11
 
 type logEntry struct {
 	path   string
-	relist bool // a relist clock, not a read
+	relist bool      // a relist clock, not a read
+	at     time.Time // when it was logged
 }
 
 // fuzzKubelet keeps, in order, what the kubelet read and what it sent.
@@ -75,12 +84,14 @@ func (l *fuzzLog) Init(logr.RuntimeInfo)  {}
 func (l *fuzzLog) Enabled(level int) bool { return level <= 3 }
 func (l *fuzzLog) Info(_ int, msg string, kv ...any) {
 	if path, ok := lookup(kv, "path"); ok && msg == readingFile {
-		l.k.b.update(func() { l.k.log = append(l.k.log, logEntry{path: path}) })
+		at := time.Now()
+		l.k.b.update(func() { l.k.log = append(l.k.log, logEntry{path: path, at: at}) })
 	}
 }
 func (l *fuzzLog) Error(_ error, msg string, kv ...any) {
 	if path, ok := lookup(kv, "path"); ok && msg == notDir {
-		l.k.b.update(func() { l.k.log = append(l.k.log, logEntry{path: path, relist: true}) })
+		at := time.Now()
+		l.k.b.update(func() { l.k.log = append(l.k.log, logEntry{path: path, relist: true, at: at}) })
 	}
 }
 func (l *fuzzLog) WithValues(...any) logr.LogSink { return l }
@@ -171,6 +182,10 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 	if err := awaitWatches(ctx, dir, before); err != nil {
 		return nil, err
 	}
+	pw, err := startFuzzPodwatch(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
 
 	for range 4 + rng.IntN(6) {
 		if err := r.change(); err != nil {
@@ -199,9 +214,19 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 		return nil, err
 	}
 
+	if err := pw.b.await(ctx, waitLimit, "podwatch sees the cut", func() bool {
+		return slices.ContainsFunc(pw.snaps, func(s ptypes.Snapshot) bool {
+			return slices.ContainsFunc(s.Files, func(f *ptypes.File) bool { return f.Path == cut })
+		})
+	}, func() string { return "" }); err != nil {
+		return nil, err
+	}
+
 	var log []logEntry
 	var updates []kubetypes.PodUpdate
 	var events []fsnotify.Event
+	var snaps []ptypes.Snapshot
+	pw.b.read(func() { snaps = slices.Clone(pw.snaps) })
 	k.b.read(func() {
 		log = k.log[:slices.IndexFunc(k.log, func(e logEntry) bool { return e.path == cut })]
 		updates = k.updates[:addsName(k.updates, "cut")]
@@ -217,23 +242,22 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 	ex := model.Explore(model.NewKubelet(), inputs, fuzzCap)
 	res.Capped = ex.Capped
 	res.Kubelet = kubeletRuns(updates)
-	res.Covered = true
-	inParts := 0
-	for _, part := range ex.Parts {
-		res.Ends += len(part.Ends)
-		want := map[string][]string{}
-		for _, key := range part.Keys {
-			if r, ok := res.Kubelet[key]; ok {
-				want[key] = r
-				inParts++
-			}
-		}
-		if !slices.ContainsFunc(part.Ends, func(end model.End) bool { return sameRuns(want, portRuns(end)) }) {
-			res.Covered = false
+	res.Covered, res.Ends = covers(ex, res.Kubelet, func(semantic string) string { return semantic })
+	var relists []time.Time
+	for _, e := range log {
+		if e.relist && filepath.Base(e.path) == clockFirst {
+			relists = append(relists, e.at)
 		}
 	}
-	if inParts != len(res.Kubelet) {
-		res.Covered = false // the kubelet ran a pod no part has
+	res.Bridge = bridge(snaps, relists, cut, res.Kubelet, os.Getenv(fuzzDebugEnv) != "")
+	if res.Bridge.Debug != nil && !res.Bridge.Covered {
+		for _, e := range log {
+			what := "kubelet read "
+			if e.relist {
+				what = "kubelet relist mark "
+			}
+			res.Bridge.Debug = append(res.Bridge.Debug, what+filepath.Base(e.path)+" @"+e.at.Format("05.000000"))
+		}
 	}
 	return res, nil
 }
@@ -531,13 +555,18 @@ func kubeletRuns(updates []kubetypes.PodUpdate) map[string][]string {
 	return normalRuns(runs)
 }
 
-// portRuns are an end's runs by image.
-func portRuns(end model.End) map[string][]string {
+// portRuns are an end's runs by image, which image names from a pod's
+// semantic content.
+func portRuns(end model.End, image func(semantic string) string) map[string][]string {
 	runs := map[string][]string{}
 	for key, r := range end.Runs {
 		for _, id := range r {
 			// Kubelet.Running is the UID, then the semantic content.
-			runs[key] = append(runs[key], id[strings.LastIndexByte(id, 0)+1:])
+			if id == "" {
+				runs[key] = append(runs[key], "")
+				continue
+			}
+			runs[key] = append(runs[key], image(id[strings.LastIndexByte(id, 0)+1:]))
 		}
 	}
 	return normalRuns(runs)
@@ -568,7 +597,7 @@ func sameRuns(a, b map[string][]string) bool {
 		return false
 	}
 	for key, r := range a {
-		if !slices.Equal(r, b[key]) {
+		if !slices.EqualFunc(r, b[key], func(x, y string) bool { return x == y || (x != "" && y == anyImage) }) {
 			return false
 		}
 	}

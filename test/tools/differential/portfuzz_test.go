@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,6 +57,8 @@ func TestPortFuzz(t *testing.T) {
 	}
 	base := uint64(time.Now().UnixNano())
 	var ends, maxEnds, capped int
+	var bridged, bridgeCapped int
+	var uncovered []uint64
 	for i := range rounds {
 		seed := base + uint64(i)
 		res := &FuzzResult{}
@@ -73,9 +76,21 @@ func TestPortFuzz(t *testing.T) {
 		}
 		ends += res.Ends
 		maxEnds = max(maxEnds, res.Ends)
+		switch b := res.Bridge; {
+		case b == nil:
+		case b.Capped:
+			bridgeCapped++
+		case !b.Covered:
+			uncovered = append(uncovered, seed)
+			t.Logf("seed %d: over podwatch's %d snapshots, the kubelet ran %v, which none of the port's %d ends has; ops %q\n%s",
+				seed, b.Snapshots, res.Kubelet, b.Ends, res.Ops, strings.Join(b.Debug, "\n"))
+		default:
+			bridged++
+		}
 	}
 	if capped > rounds/4 {
 		t.Errorf("%d of %d rounds capped: the fuzz judges too little", capped, rounds)
 	}
 	t.Logf("%d rounds from seed %d: %d ends explored in all, at most %d in one; %d capped", rounds, base, ends, maxEnds, capped)
+	t.Logf("over podwatch's snapshots: %d covered, %d not (seeds %v), %d capped", bridged, len(uncovered), uncovered, bridgeCapped)
 }
