@@ -27,7 +27,7 @@ var ErrUnread = errors.New("read not seen: partly written or invalid")
 type Timeline struct {
 	inputs  []Input
 	files   map[string]*types.File
-	open    []int // the last snapshot's reads, by index in inputs
+	open    [][]int // the last lag snapshots' reads, by index in inputs
 	started bool
 	relist  time.Time // the last kubelet relist taken in
 	events  int       // the inputs of the last snapshot's events
@@ -58,12 +58,25 @@ func (t *Timeline) Add(s types.Snapshot) {
 		}
 		t.inputs = append(t.inputs, Input{Relist: l})
 	} else {
+		var open []int
 		for i := range s.Events {
 			in := t.event(s, now, i)
-			if in.Event.Type != PodDelete {
-				t.open = append(t.open, len(t.inputs))
-			}
 			t.inputs = append(t.inputs, in)
+			if in.Event.Type == PodDelete {
+				continue
+			}
+			open = append(open, len(t.inputs)-1)
+			if len(in.Reads) > 1 {
+				// One event may stand for several of the same kind,
+				// folded by the source: the kubelet read the file at
+				// each, and may have found two versions.
+				open = append(open, len(t.inputs))
+				t.inputs = append(t.inputs, in)
+			}
+		}
+		t.open = append(t.open, open)
+		if len(t.open) > lag {
+			t.open = t.open[1:]
 		}
 	}
 	events := len(t.inputs) - from
@@ -77,13 +90,15 @@ func (t *Timeline) Add(s types.Snapshot) {
 	t.files, t.started, t.events = now, true, events
 }
 
-// late widens the reads of the last snapshot's events on a name s's events
-// touch again: the kubelet, behind podwatch, may have read the file only
-// after that, and found it gone, not decodable, or as s has it.
+// lag is how many snapshots the kubelet may take events in behind
+// podwatch.
+const lag = 2
+
+// late widens the reads of the last lag snapshots' events on a name s's
+// events touch again: the kubelet, behind podwatch, may have read the
+// file only after that, and found it gone, not decodable, or as s has it.
 func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
-	open := t.open
-	t.open = nil
-	for _, i := range open {
+	for _, i := range slices.Concat(t.open...) {
 		in := &t.inputs[i]
 		name := filepath.Base(in.Event.Path)
 		if !slices.ContainsFunc(s.Events, func(e types.WatchEvent) bool { return e.Name == name }) {

@@ -2,6 +2,7 @@ package differential
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,8 +28,14 @@ type BridgeResult struct {
 	Ends      int  `json:"ends"`
 	Capped    bool `json:"capped"`
 	Covered   bool `json:"covered"`
-	// Debug is the inputs and the snapshots' events, for a round not
-	// covered.
+	// Blind names the versions (images) the kubelet ran that podwatch
+	// never read: a read of podwatch's came too late for them, or its
+	// source folded their events into one. The bridge can only guess at
+	// them (model.Unseen), so a round that has any and is not covered is
+	// not held against it.
+	Blind []string `json:"blind,omitempty"`
+	// Debug is the snapshots and the inputs, for a round not covered
+	// with no blind version.
 	Debug []string `json:"debug,omitempty"`
 
 	last ptypes.Snapshot
@@ -63,7 +70,7 @@ func startFuzzPodwatch(ctx context.Context, dir string) (*fuzzPodwatch, error) {
 
 // bridge replays snaps, up to the one that shows the cut, with the
 // kubelet's relists begun at relists, and judges the kubelet's runs.
-func bridge(snaps []ptypes.Snapshot, relists []time.Time, cut string, kubelet map[string][]string, debug bool) *BridgeResult {
+func bridge(snaps []ptypes.Snapshot, relists []time.Time, cut string, kubelet map[string][]string) *BridgeResult {
 	res := &BridgeResult{}
 	var tl model.Timeline
 	images := map[string]string{} // Semantic -> image
@@ -101,13 +108,18 @@ func bridge(snaps []ptypes.Snapshot, relists []time.Time, cut string, kubelet ma
 		tl.Add(s)
 		res.Snapshots++
 		res.last = s
-		if debug {
-			res.Debug = append(res.Debug, snapDebug(s))
+		res.Debug = append(res.Debug, snapDebug(s))
+	}
+	for _, r := range kubelet {
+		for _, img := range r {
+			if img != "" && !slices.Contains(slices.Collect(maps.Values(images)), img) && !slices.Contains(res.Blind, img) {
+				res.Blind = append(res.Blind, img)
+			}
 		}
 	}
 	inputs := tl.Inputs()
 	res.Inputs = len(inputs)
-	ex := model.Explore(model.NewKubelet(), inputs, fuzzCap)
+	ex := model.Explore(model.NewKubelet(), inputs, bridgeCap)
 	res.Capped = ex.Capped
 	res.Covered, res.Ends = covers(ex, kubelet, func(semantic string) string {
 		if strings.HasPrefix(semantic, model.Unseen) {
@@ -115,7 +127,9 @@ func bridge(snaps []ptypes.Snapshot, relists []time.Time, cut string, kubelet ma
 		}
 		return images[semantic]
 	})
-	if debug && !res.Covered {
+	if res.Covered || len(res.Blind) > 0 {
+		res.Debug = nil
+	} else {
 		for _, in := range inputs {
 			res.Debug = append(res.Debug, inputDebug(in, images))
 		}
@@ -144,6 +158,12 @@ func covers(ex *model.Explored, kubelet map[string][]string, image func(semantic
 	}
 	return ok && inParts == len(kubelet), ends
 }
+
+// bridgeCap bounds the distinct states, and the relists' orders, the
+// port explores over podwatch's snapshots: their reads have more choices
+// than the second watch's, and each relist that may come early multiplies
+// the orders, each explored whole.
+const bridgeCap = 1 << 9
 
 // anyImage stands, in the port's runs, for a pod of content podwatch never
 // read: it matches whatever the kubelet ran.

@@ -23,10 +23,6 @@ import (
 	ptypes "github.com/podwatch/podwatch/pkg/types"
 )
 
-// fuzzDebugEnv, set, makes a round keep the bridge's snapshots and inputs
-// in its result.
-const fuzzDebugEnv = "PODWATCH_PORT_FUZZ_DEBUG"
-
 // A fuzz round plays random changes of a folder to the kubelet's own file
 // source and pod config, then replays what a second inotify watch saw on
 // the port (pkg/model) along every choice: each read's outcome (any
@@ -249,8 +245,8 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 			relists = append(relists, e.at)
 		}
 	}
-	res.Bridge = bridge(snaps, relists, cut, res.Kubelet, os.Getenv(fuzzDebugEnv) != "")
-	if res.Bridge.Debug != nil && !res.Bridge.Covered {
+	res.Bridge = bridge(snaps, relists, cut, res.Kubelet)
+	if res.Bridge.Debug != nil {
 		for _, e := range log {
 			what := "kubelet read "
 			if e.relist {
