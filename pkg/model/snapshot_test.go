@@ -224,14 +224,8 @@ func snapFile(dir, name, key, cfg string) *types.File {
 // the unknown version and the last in either order: two more at most.
 func TestTimelineReplacedVersionMayBeUnseen(t *testing.T) {
 	const key = "ns/a"
-	var tl Timeline
 	v1, v3 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v3")
-	tl.Add(types.Snapshot{Path: "m", Relist: true, Files: []*types.File{v1}})
-	p := start(NewKubelet())
-	for _, in := range tl.Inputs() {
-		p = p.apply(in)[0]
-	}
-	from := len(tl.Inputs())
+	tl, p, from := listedTimeline(v1)
 	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "a.yaml"}}, Files: []*types.File{v3}})
 	first := tl.Inputs()[from]
 	if !slices.ContainsFunc(first.Reads, func(o Outcome) bool { return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) }) {
@@ -247,14 +241,8 @@ func TestTimelineReplacedVersionMayBeUnseen(t *testing.T) {
 // run the version podwatch read.
 func TestTimelineLateRead(t *testing.T) {
 	const key = "ns/a"
-	var tl Timeline
 	v1, v2 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v2")
-	tl.Add(types.Snapshot{Path: "m", Relist: true, Files: []*types.File{v1}})
-	p := start(NewKubelet())
-	for _, in := range tl.Inputs() {
-		p = p.apply(in)[0]
-	}
-	from := len(tl.Inputs())
+	tl, p, from := listedTimeline(v1)
 	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{v2}})
 	e := Explore(p.k, tl.Inputs()[from:], 64)
 	a1, a2 := FromManifest(v1.Pod, v1.Path), FromManifest(v2.Pod, v2.Path)
@@ -262,4 +250,16 @@ func TestTimelineLateRead(t *testing.T) {
 	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml", Gone: true}}, Files: []*types.File{}})
 	e = Explore(p.k, tl.Inputs()[from:], 64)
 	wantSpan(t, e.Span(key), id(&a1), "", types.Bounded(0, 1), false, 0)
+}
+
+// listedTimeline is a timeline whose first snapshot lists files, the port
+// after it in podwatch's own view, and how many inputs it made.
+func listedTimeline(files ...*types.File) (*Timeline, *path, int) {
+	tl := &Timeline{}
+	tl.Add(types.Snapshot{Path: "m", Relist: true, Files: files})
+	p := start(NewKubelet())
+	for _, in := range tl.Inputs() {
+		p = p.apply(in)[0]
+	}
+	return tl, p, len(tl.Inputs())
 }
