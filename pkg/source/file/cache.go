@@ -169,7 +169,7 @@ func (s *Source) refresh(name, path string, now time.Time, w written) bool {
 	s.touch(name)
 	if isNew {
 		s.cache[name] = e
-		s.namesDirty = true
+		s.nameAdded(name, e)
 	}
 	return true
 }
@@ -178,7 +178,7 @@ func (s *Source) forget(name string) {
 	if _, ok := s.cache[name]; ok {
 		delete(s.cache, name)
 		s.touch(name)
-		s.namesDirty = true
+		s.nameRemoved(name)
 		s.log.Debug("manifest file removed", "file", name)
 	}
 }

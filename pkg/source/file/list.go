@@ -32,6 +32,8 @@ func (s *Source) relist() {
 		s.lastList.listed = len(names)
 		s.setSingle(false)
 		s.setPathErr(nil)
+		// The list replaces the names below: none is placed one by one.
+		s.namesDirty = true
 		kept := names[:0]
 		for _, name := range names {
 			// As the kubelet's glob "[^.]*": dot names are never manifests.
@@ -56,6 +58,7 @@ func (s *Source) relist() {
 		s.lastList.listed = 1
 		s.setSingle(true)
 		s.setPathErr(nil)
+		s.namesDirty = true
 		s.names = s.names[:0]
 		if s.refresh(s.base, s.path, now, writtenUnknown) {
 			s.names = append(s.names, s.base)
@@ -99,8 +102,51 @@ func (s *Source) setPathErr(err error) {
 	s.pathErr = err
 }
 
+// nameAdded places a name the watch brought into the sorted names, and its
+// entry into order when that is in step with them: one change in a large
+// folder costs a binary search and a copy, not a sort of every name.
+func (s *Source) nameAdded(name string, e *entry) {
+	if s.namesDirty {
+		return
+	}
+	i, found := slices.BinarySearch(s.names, name)
+	if found {
+		return
+	}
+	inStep := s.orderInStep()
+	s.names = slices.Insert(s.names, i, name)
+	if inStep {
+		s.order = slices.Insert(s.order, i, e)
+	} else {
+		s.namesGen++
+	}
+}
+
+// nameRemoved takes a forgotten name out of the sorted names, as nameAdded.
+func (s *Source) nameRemoved(name string) {
+	if s.namesDirty {
+		return
+	}
+	i, found := slices.BinarySearch(s.names, name)
+	if !found {
+		return
+	}
+	inStep := s.orderInStep()
+	s.names = slices.Delete(s.names, i, i+1)
+	if inStep {
+		s.order = slices.Delete(s.order, i, i+1)
+	} else {
+		s.namesGen++
+	}
+}
+
+// orderInStep reports whether order holds the entries of names.
+func (s *Source) orderInStep() bool {
+	return s.orderGen == s.namesGen && len(s.order) == len(s.names)
+}
+
 // sortedNames returns the cached names in byte-wise order, rebuilding the
-// list only when watch events added or removed names.
+// list only after a list, or a change of the path between folder and file.
 func (s *Source) sortedNames() []string {
 	if s.namesDirty {
 		s.names = s.names[:0]

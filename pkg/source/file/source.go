@@ -44,7 +44,7 @@ type Source struct {
 
 	// Everything below belongs to the goroutine in Run.
 	cache      map[string]*entry
-	names      []string // sorted cache keys, unless namesDirty
+	names      []string // sorted cache keys, unless namesDirty (set while a list runs)
 	namesDirty bool
 	// order holds the entries of names, in order, so a snapshot after one
 	// change copies files without a map lookup per name. Rebuilt when
@@ -200,7 +200,7 @@ func (s *Source) send(ctx context.Context, out chan<- types.Snapshot, relist, ex
 // touched afterwards.
 func (s *Source) snapshot(relist, extra bool) types.Snapshot {
 	names := s.sortedNames()
-	if s.orderGen != s.namesGen || len(s.order) != len(names) {
+	if !s.orderInStep() {
 		s.order = s.order[:0]
 		for _, name := range names {
 			s.order = append(s.order, s.cache[name])
