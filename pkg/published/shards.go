@@ -121,6 +121,8 @@ type shardWriter struct {
 	// written is what the shards on disk hold, by key; nil until every
 	// shard was written once (which also replaces a run's older files).
 	written map[string]*diff.PodState
+	// scrubs counts the pods scrubbed, which is what a write costs.
+	scrubs int
 }
 
 func (w *shardWriter) write(s diff.State) error {
@@ -142,12 +144,16 @@ func (w *shardWriter) write(s diff.State) error {
 		}
 	}
 	var parts [PodShards]map[string]*diff.PodState
+	var prev [PodShards]map[string]*diff.PodState
 	for k, p := range s.Pods {
 		i := shardOf(k)
 		if !dirty[i] {
 			continue
 		}
-		q, err := diff.ScrubbedPod(p, s.Salt)
+		if w.written[k] == p && prev[i] == nil {
+			prev[i] = w.onDisk(i, s.Salt)
+		}
+		q, err := w.scrubbed(k, p, prev[i], s.Salt)
 		if err != nil {
 			return err
 		}
@@ -176,6 +182,33 @@ func (w *shardWriter) write(s diff.State) error {
 	}
 	w.remember(s, ok, len(errs) == 0)
 	return errors.Join(errs...)
+}
+
+// scrubbed is p as its shard holds it. A pod unchanged since its shard was
+// last written is taken from that shard as read back (prev, nil if not),
+// so that one new pod costs the scrub of one pod, not of every pod that
+// shares its shard: the pod's fields from p, its scrubbed JSON from disk.
+func (w *shardWriter) scrubbed(k string, p *diff.PodState, prev map[string]*diff.PodState, salt []byte) (*diff.PodState, error) {
+	if old := prev[k]; old != nil && w.written[k] == p && len(old.JSON) > 0 {
+		q := *p
+		q.JSON = old.JSON
+		return &q, nil
+	}
+	w.scrubs++
+	return diff.ScrubbedPod(p, salt)
+}
+
+// onDisk reads shard i back, as this writer last wrote it; empty when it
+// cannot be read or holds another salt, and every pod is scrubbed again.
+func (w *shardWriter) onDisk(i int, salt []byte) map[string]*diff.PodState {
+	var file stateFile
+	if err := store.ReadJSON(w.dir, shardName(i), &file); err != nil || file.Version != Version || !bytes.Equal(file.Salt, salt) {
+		return map[string]*diff.PodState{}
+	}
+	if file.Pods == nil {
+		return map[string]*diff.PodState{}
+	}
+	return file.Pods
 }
 
 // remember records which pods the shards written hold; a shard that failed

@@ -244,3 +244,75 @@ func TestCorruptStateJSONKeepsThePods(t *testing.T) {
 		t.Fatalf("log does not say what happens:\n%s", logs.String())
 	}
 }
+
+// TestNewPodScrubsOnlyItself adds one pod to a shard of others: only the
+// new pod is scrubbed, the others are taken from the shard as written, and
+// every file is what a writer that scrubbed every pod again writes.
+func TestNewPodScrubsOnlyItself(t *testing.T) {
+	dir := t.TempDir()
+	w := shardWriter{dir: dir}
+	pods := podStates(1000, "img:1")
+	s := diff.State{Pods: pods, Salt: []byte("salt")}
+	if err := w.write(s); err != nil {
+		t.Fatal(err)
+	}
+	next := diff.State{Pods: map[string]*diff.PodState{}, Salt: s.Salt}
+	for k, p := range pods {
+		next.Pods[k] = p
+	}
+	added := podStates(1001, "img:2")["kube-system/pod-1000"]
+	next.Pods["kube-system/pod-1000"] = added
+	w.scrubs = 0
+	if err := w.write(next); err != nil {
+		t.Fatal(err)
+	}
+	if w.scrubs != 1 {
+		t.Errorf("scrubbed %d pods for one new pod, want 1", w.scrubs)
+	}
+	fresh := t.TempDir()
+	f := shardWriter{dir: fresh}
+	if err := f.write(next); err != nil {
+		t.Fatal(err)
+	}
+	for i := range PodShards {
+		a, err := os.ReadFile(filepath.Join(dir, shardName(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(fresh, shardName(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from a full scrub's:\n%s\nwant\n%s", shardName(i), a, b)
+		}
+	}
+}
+
+// BenchmarkSaveOneNewPod is what the persister spends on one pod added
+// beside 1,000 published ones: its shard, and state.json, written again.
+func BenchmarkSaveOneNewPod(b *testing.B) {
+	dir := b.TempDir()
+	w := shardWriter{dir: dir}
+	pods := podStates(1001, "img:1")
+	added := pods["kube-system/pod-1000"]
+	delete(pods, "kube-system/pod-1000")
+	s := diff.State{Pods: pods, Salt: []byte("salt")}
+	if err := w.write(s); err != nil {
+		b.Fatal(err)
+	}
+	with := diff.State{Pods: map[string]*diff.PodState{}, Salt: s.Salt}
+	for k, p := range pods {
+		with.Pods[k] = p
+	}
+	with.Pods["kube-system/pod-1000"] = added
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.write(with); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.write(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
