@@ -65,6 +65,3 @@ func Bounded(lo, hi int) Range { return Range{Min: lo, Max: &hi} }
 
 // Exact reports whether r admits n and nothing else.
 func (r Range) Exact(n int) bool { return r.Min == n && r.Max != nil && *r.Max == n }
-
-// Admits reports whether n lies within r.
-func (r Range) Admits(n int) bool { return n >= r.Min && (r.Max == nil || n <= *r.Max) }
