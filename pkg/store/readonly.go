@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
 
 	"k8s.io/utils/clock"
 )
@@ -32,16 +31,8 @@ func OpenReadOnly(dir string, opts Options, clk clock.PassiveClock, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{
-		dir:      dir,
-		path:     filepath.Join(dir, logName),
-		opts:     opts.withDefaults(),
-		clock:    clk,
-		log:      log,
-		lock:     lock,
-		readOnly: true,
-		live:     map[string]*entry{},
-	}
+	s := newStore(dir, opts, clk, log, lock)
+	s.readOnly = true
 	f, err := openRegular(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil

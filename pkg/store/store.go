@@ -82,21 +82,27 @@ func Open(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{
-		dir:   dir,
-		path:  filepath.Join(dir, logName),
-		opts:  opts.withDefaults(),
-		clock: clk,
-		log:   log,
-		sync:  fdatasync,
-		lock:  lock,
-	}
+	s := newStore(dir, opts, clk, log, lock)
+	s.sync = fdatasync
 	warning, err := s.load()
 	if err != nil {
 		_ = lock.Close()
 		return nil, err
 	}
 	return s, warning
+}
+
+// newStore is a store on dir holding lock, with nothing loaded.
+func newStore(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger, lock *os.File) *Store {
+	return &Store{
+		dir:   dir,
+		path:  filepath.Join(dir, logName),
+		opts:  opts.withDefaults(),
+		clock: clk,
+		log:   log,
+		lock:  lock,
+		live:  map[string]*entry{},
+	}
 }
 
 // load replays the log into s. warning is a *CorruptError when the log had
