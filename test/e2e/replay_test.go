@@ -66,14 +66,7 @@ func TestReplayAfterSIGKILLInPersistWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	root := t.TempDir()
-	bin := buildPodwatch(t, root)
-	dir, state := filepath.Join(root, "manifests"), filepath.Join(root, "state")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
-	key := "kube-system/web-" + testNode
+	bin, dir, state, key := binaryWithWeb(t)
 
 	a := startAsIs(t, bin, dir, state)
 	a.waitEvent("StaticPodAdded", "web.yaml")
@@ -221,4 +214,18 @@ func TestReplayUndoneBeforeTheRestartCountsTheRedo(t *testing.T) {
 	if ev, _ := storedWith(t, state, "StaticPodUpdated", ab); ev.Count != 2 {
 		t.Fatalf("a -> b done again after the restart: store count %d, want 2\n%s", ev.Count, c.dump())
 	}
+}
+
+// binaryWithWeb builds podwatch and makes a manifest folder holding
+// web.yaml beside an empty state dir; key is web's pod.
+func binaryWithWeb(t *testing.T) (bin, dir, state, key string) {
+	t.Helper()
+	root := t.TempDir()
+	bin = buildPodwatch(t, root)
+	dir, state = filepath.Join(root, "manifests"), filepath.Join(root, "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
+	return bin, dir, state, "kube-system/web-" + testNode
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,14 +42,7 @@ func TestTwinStandsByUntilTheFirstStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	root := t.TempDir()
-	bin := buildPodwatch(t, root)
-	dir, state := filepath.Join(root, "manifests"), filepath.Join(root, "state")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
-	key := "kube-system/web-" + testNode
+	bin, dir, state, key := binaryWithWeb(t)
 
 	first := startTwinProc(t, bin, dir, state, "podwatch-first")
 	first.waitEvent("StaticPodAdded", "web.yaml")
