@@ -48,14 +48,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestAgentFollowsAnAddToTheRuntime(t *testing.T) {
 	f, endpoint := testutil.ServeFakeCRI(t)
 
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := DefaultOptions()
-	o.NodeName = "node-1"
-	o.Source.Path = dir
-	o.StateDir = t.TempDir()
+	o := etcdOptions(t)
 	o.Metrics.BindAddress = "127.0.0.1:0"
 	addrs := make(chan net.Addr, 1)
 	o.OnMetricsListen = func(a net.Addr) { addrs <- a }
@@ -253,4 +246,19 @@ func TestFollowerSourcesSaidAtStart(t *testing.T) {
 			t.Errorf("endpoint %q: runtime client %v", tt.endpoint, p.runtime)
 		}
 	}
+}
+
+// etcdOptions are agent options for node-1 on a fresh folder holding
+// etcd.yaml and a fresh state dir.
+func etcdOptions(t *testing.T) Options {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.NodeName = "node-1"
+	o.Source.Path = dir
+	o.StateDir = t.TempDir()
+	return o
 }

@@ -55,19 +55,12 @@ func runEtcd(t *testing.T, rs *fake.FakeRuntimeService, created time.Time) {
 // the fake runtime at endpoint; it returns stdout and a stop.
 func startOnFolder(t *testing.T, endpoint string) (*testutil.LockedBuffer, func()) {
 	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, "etcd.yaml")
-	if err := os.WriteFile(p, []byte(etcdManifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o := etcdOptions(t)
+	p := filepath.Join(o.Source.Path, "etcd.yaml")
 	old := time.Now().Add(-90 * 24 * time.Hour)
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	o := DefaultOptions()
-	o.NodeName = "node-1"
-	o.Source.Path = dir
-	o.StateDir = t.TempDir()
 	o.Metrics.BindAddress = "127.0.0.1:0"
 	o.RuntimeEndpoint = endpoint
 	o.Follow.PollInterval, o.Follow.IdlePollInterval = 20*time.Millisecond, time.Second

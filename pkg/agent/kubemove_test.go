@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -105,14 +103,7 @@ func TestAgentMovesAnAddToItsMirrorPod(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	kubeconfig := writeKubeconfig(t, srv.URL)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(etcdManifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := DefaultOptions()
-	o.NodeName = "node-1"
-	o.Source.Path = dir
-	o.StateDir = t.TempDir()
+	o := etcdOptions(t)
 	o.Kube.Kubeconfig = kubeconfig
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
