@@ -79,7 +79,7 @@ type path struct {
 func start(k *Kubelet) *path {
 	p := &path{k: k.clone(), runs: map[string][]string{}}
 	for _, pod := range k.Storage.pods {
-		p.runs[pod.Key] = []string{pod.UID + "\x00" + pod.Semantic}
+		p.runs[pod.Key] = []string{pod.identity()}
 	}
 	return p
 }
@@ -168,7 +168,7 @@ func (p *path) merge(u *Update) {
 	p.k.Storage.Merge(u)
 	now := map[string]string{}
 	for _, pod := range p.k.Storage.pods {
-		now[pod.Key] = pod.UID + "\x00" + pod.Semantic
+		now[pod.Key] = pod.identity()
 	}
 	for key := range now {
 		if _, ok := p.runs[key]; !ok {

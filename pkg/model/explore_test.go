@@ -62,7 +62,7 @@ func maxOf(r types.Range) string {
 	return fmt.Sprint(*r.Max)
 }
 
-func id(p *Pod) string { return p.UID + "\x00" + p.Semantic }
+func id(p *Pod) string { return p.identity() }
 
 // sed -i: its temp file is created, written and renamed onto etcd.yaml.
 // podwatch never read the temp file; if the kubelet did, it ran its pod

@@ -1,6 +1,10 @@
 package model
 
-import "github.com/podwatch/podwatch/pkg/types"
+import (
+	"strings"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
 
 // Pod is a static pod as the kubelet's file source and merge hold it, the
 // fields they act on and nothing else.
@@ -20,6 +24,18 @@ type Pod struct {
 	// File is the path the pod was read from (its config source
 	// annotation).
 	File string
+}
+
+// identity is what Kubelet.Running says of p: its UID, then its
+// semantic content, which change exactly when the kubelet restarts or
+// updates it.
+func (p Pod) identity() string { return p.UID + "\x00" + p.Semantic }
+
+// SemanticOf is the semantic content in an identity of Kubelet.Running
+// or End.Runs, "" for none: what follows its last NUL, since a UID
+// FromManifest derives holds one.
+func SemanticOf(identity string) string {
+	return identity[strings.LastIndexByte(identity, 0)+1:]
 }
 
 // FromManifest is the pod the kubelet makes of a manifest at path that

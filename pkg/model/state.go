@@ -31,7 +31,7 @@ func (k *Kubelet) clone() *Kubelet {
 func (k *Kubelet) Running(key string) string {
 	for _, p := range k.Storage.pods {
 		if p.Key == key {
-			return p.UID + "\x00" + p.Semantic
+			return p.identity()
 		}
 	}
 	return ""

@@ -557,12 +557,11 @@ func portRuns(end model.End, image func(semantic string) string) map[string][]st
 	runs := map[string][]string{}
 	for key, r := range end.Runs {
 		for _, id := range r {
-			// Kubelet.Running is the UID, then the semantic content.
 			if id == "" {
 				runs[key] = append(runs[key], "")
 				continue
 			}
-			runs[key] = append(runs[key], image(id[strings.LastIndexByte(id, 0)+1:]))
+			runs[key] = append(runs[key], image(model.SemanticOf(id)))
 		}
 	}
 	return normalRuns(runs)
