@@ -67,8 +67,13 @@
 // grid point moves the grid by what exceeds half the tolerance only, so
 // that the next relist, seen on time, still falls on it; on a Known phase a
 // read seen up to three tolerances late is the relist due there, on the
-// phase, and moves nothing. It is Unknown
-// before, when two periodic readers compete (a backup tool, a second
+// phase, and moves nothing. Told the kubelet's period
+// (Options.KubeletPeriod, as the agent tells it), a train's period is that
+// exactly, never estimated from its reads: the kubelet's ticker keeps its
+// grid, and reads seen late would stretch an estimate, put the grid late,
+// and the kubelet's next relists, on time, before it and off the phase; of
+// a train's first two reads, the earlier to its grid point anchors it.
+// It is Unknown before, when two periodic readers compete (a backup tool, a second
 // podwatch starting), while the folder cannot be observed (no watch, no
 // regular file in it) and after events were lost (IN_Q_OVERFLOW) until a
 // relist falls on the phase again. A Known phase

@@ -25,7 +25,7 @@ import (
 func TestReplayKubeletHeldUp(t *testing.T) {
 	const period = 2 * time.Second
 	tol := DefaultTolerance
-	eachTrace(t, filepath.Join("held-up", "*.trace"), func(t *testing.T, tr trace, obs []types.RelistObservation) {
+	eachTrace(t, filepath.Join("held-up", "*.trace"), bothWays, func(t *testing.T, tr trace, obs []types.RelistObservation) {
 		got := relists(obs)
 		if len(got) != len(tr.kubelet) {
 			t.Fatalf("%d relists recognised, want the kubelet's %d", len(got), len(tr.kubelet))

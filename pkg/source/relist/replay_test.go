@@ -359,7 +359,7 @@ func TestReplayRecordedTraces(t *testing.T) {
 	const near = 50 * time.Millisecond
 	// Podwatch's own lists are in the traces, but not their times: its
 	// full reads of young files are seen, and must not qualify.
-	eachTrace(t, "*.trace", func(t *testing.T, tr trace, obs []types.RelistObservation) {
+	eachTrace(t, "*.trace", bothWays, func(t *testing.T, tr trace, obs []types.RelistObservation) {
 		got := relists(obs)
 		// fourth is the relist the phase is known by: the fourth of the
 		// first four of the kubelet's one period apart, each recognised.
@@ -417,21 +417,28 @@ func TestReplayRecordedTraces(t *testing.T) {
 }
 
 // eachTrace replays, in a subtest each, the traces in testdata matching
-// pattern, and hands check the trace and what the tracker observed.
-func eachTrace(t *testing.T, pattern string, check func(t *testing.T, tr trace, obs []types.RelistObservation)) {
+// pattern, once for each of the kubelet's periods the detector is told
+// (Options.KubeletPeriod; 0: not told), and hands check the trace and
+// what the tracker observed.
+func eachTrace(t *testing.T, pattern string, told []time.Duration, check func(t *testing.T, tr trace, obs []types.RelistObservation)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", pattern))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no traces match %s: %v", pattern, err)
 	}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			text, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := parseTrace(t, file, string(text))
-			check(t, tr, replay(t, tr, 0))
-		})
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range told {
+			t.Run(fmt.Sprintf("%s/told=%v", filepath.Base(file), p), func(t *testing.T) {
+				tr := parseTrace(t, file, string(text))
+				check(t, tr, replayWith(t, tr, Options{KubeletPeriod: p}, testingclock.NewFakeClock(base)))
+			})
+		}
 	}
 }
+
+// bothWays is the kubelet's period in the recorded traces, told and not.
+var bothWays = []time.Duration{0, 2 * time.Second}

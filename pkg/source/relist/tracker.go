@@ -39,6 +39,11 @@ type train struct {
 	run       int
 	qualified bool
 	period    time.Duration
+	// exact says period is the kubelet's, as podwatch is told it, and is
+	// never estimated from the reads: its ticker keeps that grid to the
+	// nanosecond, while reads seen late would stretch an estimate, and a
+	// grid predicted late puts the kubelet's next relist, on time, off it.
+	exact bool
 	// prev and prevPeriods are the read before last and periods then, so
 	// that a read nearer than last to last's grid point can take its
 	// place: another reader's full read just before the kubelet's must not
@@ -171,7 +176,7 @@ func (tr *train) add(at time.Time, k int, tol time.Duration) {
 	tr.last, tr.since = at, at
 	tr.periods += k
 	tr.hits++
-	tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
+	tr.estimate()
 	if k == 1 {
 		tr.run++
 	} else {
@@ -197,7 +202,14 @@ func (tr *train) replaces(at time.Time, tol time.Duration) bool {
 
 func (tr *train) replaceLast(at time.Time) {
 	tr.last, tr.since, tr.anchor = at, at, at
-	tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
+	tr.estimate()
+}
+
+// estimate takes the period from the reads, unless it is exact.
+func (tr *train) estimate() {
+	if !tr.exact {
+		tr.period = tr.last.Sub(tr.first) / time.Duration(tr.periods)
+	}
 }
 
 func (tr *train) stopAt(tol time.Duration) time.Time {
@@ -355,12 +367,20 @@ func (t *Tracker) pair(at time.Time) {
 			}
 		}
 		period := d / time.Duration(k)
+		if t.expect > 0 {
+			period = t.expect
+		}
 		if slices.ContainsFunc(t.trains, func(tr *train) bool {
 			return tr.last.Equal(at) && abs(tr.period-period) <= t.tol
 		}) {
 			continue
 		}
-		tr := &train{first: x, last: at, periods: k, hits: 2, period: period, since: at, anchor: at}
+		tr := &train{first: x, last: at, periods: k, hits: 2, period: period, exact: t.expect > 0, since: at, anchor: at}
+		if p := x.Add(time.Duration(k) * period); tr.exact && p.Before(at) {
+			// Reads are seen late, never early: the earlier of the two
+			// is the nearer to the grid.
+			tr.anchor = p
+		}
 		if k == 1 {
 			tr.run = 1 // one interval of a period in a row
 		}

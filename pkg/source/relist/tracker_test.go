@@ -387,7 +387,18 @@ func TestTrackerScenarios(t *testing.T) {
 			name:  "held-up reads at no period: no phase at another than the kubelet's",
 			steps: merge(every(0, 2000, 5), every(16_000, 5_490, 8)),
 			until: 55_000, final: types.RelistUnknown, expect: 2000,
-			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(1.998s)@37960", "unknown@44053"},
+			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@37960", "unknown@44060"},
+		},
+		{
+			// The kubelet's ticker keeps its grid to the nanosecond: reads
+			// seen late while the phase is learnt must not stretch its
+			// period, or the grid falls late and the relists on time (or
+			// tens of milliseconds late) after it fall off it.
+			name:  "told the kubelet's period: reads seen late do not put the grid late",
+			steps: sweeps(0, 2100, 4100, 6100, 8000, 10_040, 12_000),
+			until: 12_500, final: types.RelistKnown, expect: 2000, next: 14_000,
+			want: []string{"known(2s)@6100"},
+			on:   []int{6100, 8000, 10_040, 12_000},
 		},
 		{
 			name:  "told the kubelet's period: missed ticks still make it",
