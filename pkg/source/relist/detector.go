@@ -575,10 +575,14 @@ func (d *Detector) relisted(ctx context.Context, out chan<- types.RelistObservat
 			"path", d.opts.Path, "at", c.at, "files", c.opened)
 		return true
 	}
-	onPhase, changes := d.tracker.Sweep(c.at)
+	sweep, own := d.tracker.Sweep, d.afterOwnList(c.at)
+	if own {
+		sweep = d.tracker.SweepOwn
+	}
+	onPhase, changes := sweep(c.at)
 	r := &types.KubeletRelist{At: c.at, Seen: seen, Files: c.opened, OnPhase: onPhase,
 		RelistRead: types.RelistRead{Written: c.writes(), Listed: c.want, Came: c.came, Prior: c.prior}}
-	if !d.afterOwnList(c.at) {
+	if !own {
 		r.Uneven = d.uneven(c.at)
 		d.lastRead = c.at
 	}

@@ -62,7 +62,10 @@
 //
 // The Tracker, pure, turns the times of recognised relists into a phase:
 // Known once relists repeat at one period, within Options.Tolerance, for
-// three cycles. A relist is dated by when podwatch read its folder open,
+// three cycles; told the kubelet's period, at once from two reads one
+// period apart when nothing else can have made that interval (see
+// Tracker.quick: no other full read between, no sign of another reader or
+// a held-up file source just before, neither read podwatch's own list). A relist is dated by when podwatch read its folder open,
 // late when podwatch was slow to read, never early: a read later than its
 // grid point moves the grid by what exceeds half the tolerance only, so
 // that the next relist, seen on time, still falls on it; on a Known phase a

@@ -353,7 +353,8 @@ func TestFullReadOfYoungFilesWhenOwnListsAreKnown(t *testing.T) {
 // created, renamed and deleted all the time: every relist of the kubelet's
 // in a folder holding a file is recognised, anything else recognised
 // falls off the phase, and the phase is known by the fourth of the
-// kubelet's relists one period apart, at its period, and stays so. (Podwatch's first list may
+// kubelet's relists one period apart (or sooner: see
+// TestReplayPhaseKnownEarly), at its period, and stays so. (Podwatch's first list may
 // be taken in, when it fell on the kubelet's grid.)
 func TestReplayRecordedTraces(t *testing.T) {
 	const near = 50 * time.Millisecond
@@ -442,3 +443,78 @@ func eachTrace(t *testing.T, pattern string, told []time.Duration, check func(t 
 
 // bothWays is the kubelet's period in the recorded traces, told and not.
 var bothWays = []time.Duration{0, 2 * time.Second}
+
+// Told the kubelet's period, as the agent tells it, the detector learns
+// the phase from the first interval of the kubelet's it sees when nothing
+// else read the folder around it (see Tracker.quick): by the kubelet's
+// second relist in the traces that begin so. The other traces learn it by
+// cycles, as before: podwatch's own full reads, whose times the traces do
+// not hold, or a file source held up, come between.
+func TestReplayPhaseKnownEarly(t *testing.T) {
+	const near = 50 * time.Millisecond
+	want := map[string]int{ // the kubelet's relist the phase is known by
+		"shared-folder-1.trace": 2, // by the fourth, not told
+		"shared-folder-2.trace": 8,
+		"shared-folder-3.trace": 10,
+		"shared-folder-4.trace": 2, // by the 26th, not told
+	}
+	for _, pattern := range []string{"*.trace", filepath.Join("held-up", "*.trace")} {
+		eachTrace(t, pattern, []time.Duration{2 * time.Second}, func(t *testing.T, tr trace, obs []types.RelistObservation) {
+			name := filepath.Base(strings.Split(t.Name(), "/")[1])
+			for _, o := range obs {
+				if o.Phase.State != types.RelistKnown {
+					continue
+				}
+				n := slices.IndexFunc(tr.kubelet, func(k time.Time) bool { return abs(o.Phase.Last.Sub(k)) <= near }) + 1
+				t.Logf("known by the kubelet's relist %d, %v after its first", n, o.Phase.Last.Sub(tr.kubelet[0]))
+				if n != want[name] {
+					t.Errorf("known by the kubelet's relist %d (at %v), want %d", n, o.Phase.Last.Sub(base), want[name])
+				}
+				return
+			}
+			t.Error("the phase was never known")
+		})
+	}
+}
+
+// Podwatch's own first list reads every file, as a relist does: told when
+// its lists begin, the detector does not learn the phase from it and the
+// kubelet's relist a period after, but from the kubelet's next two.
+func TestOwnListMakesNoQuickPhase(t *testing.T) {
+	const text = `ls a b
+100 open .
+100 open a
+101 open b
+2100 open .
+2100 open a
+2101 open b
+4100 open .
+4100 open a
+4101 open b
+`
+	for _, tc := range []struct {
+		name string
+		own  []time.Duration // when podwatch's lists began; nil: not told
+		want int64           // ms: the read the phase is known by
+	}{
+		{name: "not told", want: 2100},
+		{name: "told", own: []time.Duration{50 * time.Millisecond}, want: 4100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(base)
+			opts := Options{KubeletPeriod: 2 * time.Second}
+			if tc.own != nil {
+				opts.OwnLists = ownLists{clk: clk, starts: tc.own}
+			}
+			for _, o := range replayWith(t, parseTrace(t, tc.name, text), opts, clk) {
+				if o.Phase.State == types.RelistKnown {
+					if got := o.Phase.Last.Sub(base).Milliseconds(); got != tc.want {
+						t.Errorf("known by the read at %d ms, want %d", got, tc.want)
+					}
+					return
+				}
+			}
+			t.Errorf("never known, want by the read at %d ms", tc.want)
+		})
+	}
+}

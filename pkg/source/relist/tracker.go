@@ -12,7 +12,7 @@ import (
 
 const (
 	// cycles is how many periods in a row full reads must repeat at before
-	// their phase is Known: four reads, three intervals.
+	// their phase is Known: four reads, three intervals (but see quick).
 	cycles = 3
 	// stopCycles is how many periods without a read stop a train.
 	stopCycles = 3
@@ -249,6 +249,10 @@ type Tracker struct {
 	blind    bool   // the folder cannot be observed
 	blindWhy string // why
 	held     bool   // events were lost: Unknown until a read on a qualifying train
+	// own are the reads of history that may be podwatch's own lists, and
+	// watched is when the folder last became observable (see quick).
+	own     []time.Time
+	watched time.Time
 
 	// ghost is the train of a Known phase that was lost, kept for its
 	// grid, which the kubelet's ticker keeps however long it is held up:
@@ -284,6 +288,16 @@ func (t *Tracker) Phase() types.RelistPhase { return t.phase }
 // the read falls on the Known phase (after it), and the phases the tracker
 // went through, in order, if it changed.
 func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase) {
+	return t.sweep(at, false)
+}
+
+// SweepOwn is Sweep for a full read that may be podwatch's own list (see
+// quick).
+func (t *Tracker) SweepOwn(at time.Time) (onPhase bool, changes []types.RelistPhase) {
+	return t.sweep(at, true)
+}
+
+func (t *Tracker) sweep(at time.Time, own bool) (onPhase bool, changes []types.RelistPhase) {
 	if t.blind {
 		t.unblind(at)
 	}
@@ -292,7 +306,11 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 		k, ok := tr.fits(at, t.tol)
 		switch {
 		case ok:
+			before := tr.last
 			tr.add(at, k, t.tol)
+			if k == 1 && !tr.qualified && t.quick(before, at) {
+				tr.run, tr.qualified = cycles, true
+			}
 		case tr.replaces(at, t.tol):
 			tr.replaceLast(at)
 		case tr.lateOn(at, t.tol):
@@ -316,10 +334,7 @@ func (t *Tracker) Sweep(at time.Time) (onPhase bool, changes []types.RelistPhase
 	if !extended {
 		t.pair(at)
 	}
-	t.history = append(t.history, at)
-	if n := len(t.history) - maxHistory; n > 0 {
-		t.history = slices.Delete(t.history, 0, n)
-	}
+	t.remember(at, own)
 	changes = t.evaluate(at)
 	onPhase = t.phase.State == types.RelistKnown && t.known.lastRead().Equal(at)
 	return onPhase, changes
@@ -381,7 +396,9 @@ func (t *Tracker) pair(at time.Time) {
 			// is the nearer to the grid.
 			tr.anchor = p
 		}
-		if k == 1 {
+		if k == 1 && t.quick(x, at) {
+			tr.run, tr.qualified = cycles, true
+		} else if k == 1 {
 			tr.run = 1 // one interval of a period in a row
 		}
 		t.trains = append(t.trains, tr)
@@ -443,7 +460,7 @@ func (t *Tracker) Observable(now time.Time, ok bool, why string) []types.RelistP
 }
 
 func (t *Tracker) unblind(now time.Time) {
-	t.blind = false
+	t.blind, t.watched = false, now
 	for _, tr := range t.trains {
 		tr.since, tr.seen = now, now
 	}

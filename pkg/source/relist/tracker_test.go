@@ -15,7 +15,7 @@ var base = time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 // step is one input to the tracker, at ms milliseconds after base.
 type step struct {
 	ms   int
-	kind string // "sweep", "blind", "see", "overflow", "check"
+	kind string // "sweep", "own" (a sweep that may be podwatch's), "blind", "see", "overflow"
 }
 
 func sweeps(ms ...int) []step {
@@ -111,6 +111,12 @@ func driveExpecting(t *testing.T, tol time.Duration, expect int, steps []step, u
 			record(at, tr.Observable(at, true, ""))
 		case "overflow":
 			record(at, tr.Overflow(at))
+		case "own":
+			onPhase, changes := tr.SweepOwn(at)
+			record(at, changes)
+			if onPhase {
+				on = append(on, s.ms)
+			}
 		default:
 			t.Fatalf("unknown step %q", s.kind)
 		}
@@ -387,7 +393,7 @@ func TestTrackerScenarios(t *testing.T) {
 			name:  "held-up reads at no period: no phase at another than the kubelet's",
 			steps: merge(every(0, 2000, 5), every(16_000, 5_490, 8)),
 			until: 55_000, final: types.RelistUnknown, expect: 2000,
-			want: []string{"known(2s)@6000", "lost@14100", "unknown@14100", "known(2s)@37960", "unknown@44060"},
+			want: []string{"known(2s)@2000", "lost@14100", "unknown@14100", "known(2s)@37960", "unknown@44060"},
 		},
 		{
 			// The kubelet's ticker keeps its grid to the nanosecond: reads
@@ -397,14 +403,79 @@ func TestTrackerScenarios(t *testing.T) {
 			name:  "told the kubelet's period: reads seen late do not put the grid late",
 			steps: sweeps(0, 2100, 4100, 6100, 8000, 10_040, 12_000),
 			until: 12_500, final: types.RelistKnown, expect: 2000, next: 14_000,
-			want: []string{"known(2s)@6100"},
-			on:   []int{6100, 8000, 10_040, 12_000},
+			want: []string{"known(2s)@2100"},
+			on:   []int{2100, 4100, 6100, 8000, 10_040, 12_000},
 		},
 		{
 			name:  "told the kubelet's period: missed ticks still make it",
 			steps: sweeps(0, 4000, 6000, 8000, 10_000, 12_000),
 			until: 12_500, final: types.RelistKnown, expect: 2000,
-			want: []string{"known(2s)@10000"},
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			// The first interval seen, nothing else reading: the kubelet's.
+			name:  "told the kubelet's period: known at the second relist",
+			steps: every(0, 2000, 4),
+			until: 6_500, final: types.RelistKnown, expect: 2000, next: 8000,
+			want: []string{"known(2s)@2000"},
+			on:   []int{2000, 4000, 6000},
+		},
+		{
+			name:  "told the kubelet's period: a relist alone is not enough",
+			steps: every(0, 2000, 1),
+			until: 1_500, final: types.RelistUnknown, expect: 2000,
+		},
+		{
+			name:  "told the kubelet's period: an interval off it makes nothing",
+			steps: sweeps(0, 2150),
+			until: 2_500, final: types.RelistUnknown, expect: 2000,
+		},
+		{
+			// A backup tool's one-off read: the kubelet's phase is left
+			// to cycles until the read is out of the history.
+			name:  "told the kubelet's period: another reader's read between keeps it to cycles",
+			steps: merge(every(0, 2000, 5), sweeps(900)),
+			until: 8_500, final: types.RelistKnown, expect: 2000,
+			want: []string{"known(2s)@6000"},
+		},
+		{
+			name:  "told the kubelet's period: podwatch's own list a period before a relist is no pair",
+			steps: []step{{0, "own"}, {2000, "sweep"}, {4000, "sweep"}, {6000, "sweep"}},
+			until: 6_500, final: types.RelistKnown, expect: 2000,
+			want: []string{"known(2s)@4000"},
+		},
+		{
+			// A second kubelet, or a backup tool at the kubelet's
+			// period: each interval has the other's read between.
+			name:  "told the kubelet's period: two readers at it, another phase: unknown",
+			steps: merge(every(0, 2000, 8), every(700, 2000, 8)),
+			until: 14_800, final: types.RelistUnknown, expect: 2000,
+			want: []string{"known(2s)@6000", "unknown@6700"},
+		},
+		{
+			// Held up from its start, the file source relists at no
+			// period; one interval may match it by chance.
+			name:  "told the kubelet's period: held up from the start, one interval at it is no phase",
+			steps: sweeps(0, 700, 3300, 5300, 12_900),
+			until: 13_000, final: types.RelistUnknown, expect: 2000,
+		},
+		{
+			name:  "told the kubelet's period: after a loss, two reads on another grid are not enough",
+			steps: merge(every(0, 2000, 5), every(30_700, 2000, 4)),
+			until: 37_000, final: types.RelistKnown, expect: 2000,
+			want: []string{"known(2s)@2000", "lost@14100", "unknown@14100", "known(2s)@36700"},
+		},
+		{
+			name:  "told the kubelet's period: events lost before the second relist keep it to cycles",
+			steps: merge(every(0, 2000, 4), []step{{1000, "overflow"}}),
+			until: 6_500, final: types.RelistKnown, expect: 2000,
+			want: []string{"unknown@1000", "known(2s)@6000"},
+		},
+		{
+			name:  "told the kubelet's period: the folder not seen between two relists keeps it to cycles",
+			steps: merge(every(0, 2000, 4), []step{{1000, "blind"}, {1500, "see"}}),
+			until: 6_500, final: types.RelistKnown, expect: 2000,
+			want: []string{"unknown@1000", "unknown@1500", "known(2s)@4000"},
 		},
 		{
 			name:  "periods shorter than four tolerances are not looked for",

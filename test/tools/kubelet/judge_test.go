@@ -421,7 +421,8 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		case "settle":
 		case "phase-known":
 			// podwatch says so in its log once its detector has seen the
-			// kubelet relist at one period for three cycles.
+			// kubelet relist at its period: twice, or four times when
+			// another full read came near.
 			start := time.Now()
 			if err := pw.waitPhaseKnown(ctx); err != nil {
 				t.Fatalf("line %d: podwatch never learnt the kubelet's relist phase: %v", s.line, err)
