@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 )
 
@@ -32,9 +31,9 @@ func (s *Store) shouldCompact() bool {
 // evict), and says how many went. Their records become dead data.
 func (s *Store) prune(now time.Time) int {
 	n := len(s.live)
-	cutoff := now.Add(-s.opts.TTL)
+	cutoff := stamp(now.Add(-s.opts.TTL))
 	for k, e := range s.live {
-		if lastSeen(e.ev).Before(cutoff) {
+		if e.last < cutoff {
 			delete(s.live, k)
 			s.liveBytes -= e.size
 		}
@@ -56,24 +55,20 @@ func (s *Store) evict() int {
 	over := len(s.live) - (s.opts.MaxEvents - s.opts.MaxEvents/10)
 	if over == 1 {
 		var oldest string
-		var oe *entry
+		var oe entry
+		found := false
 		for k, e := range s.live {
-			if oe == nil || older(e.ev, oe.ev) {
-				oldest, oe = k, e
+			if !found || older(k, e, oldest, oe) {
+				oldest, oe, found = k, e, true
 			}
 		}
 		delete(s.live, oldest)
 		s.liveBytes -= oe.size
 		return 1
 	}
-	keys := make([]string, 0, len(s.live))
-	for k := range s.live {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return older(s.live[keys[i]].ev, s.live[keys[j]].ev) })
-	for _, k := range keys[:over] {
-		s.liveBytes -= s.live[k].size
-		delete(s.live, k)
+	for _, k := range sortedLive(s.live, nil)[:over] {
+		s.liveBytes -= k.e.size
+		delete(s.live, k.key)
 	}
 	return over
 }
@@ -87,19 +82,25 @@ func (s *Store) tryCompact() {
 	}
 }
 
-// compact writes the live set to a new file and renames it over the log.
-// A reader that opened the old log keeps reading a whole file; one that
-// opens the new name gets a whole file too, as it is complete and durable
-// before the rename. On failure the current log stays in use untouched.
+// compact copies the live records from the log to a new file and renames
+// it over the log. A reader that opened the old log keeps reading a whole
+// file; one that opens the new name gets a whole file too, as it is
+// complete and durable before the rename. On failure the current log stays
+// in use untouched.
+//
+// The records are read back from the current log (s.f) and copied as they
+// are, each checked against its checksum first. One that no longer
+// verifies, which only a disk that lost data it had confirmed can cause, is
+// left out and logged: failing instead would leave a log that must be
+// rewritten (after a failed append) unable to take any write again.
 func (s *Store) compact() error {
-	s.prune(s.clock.Now())
-	keys := make([]string, 0, len(s.live))
-	for k := range s.live {
-		keys = append(keys, k)
+	if s.f == nil {
+		return ErrClosed
 	}
+	s.prune(s.clock.Now())
 	// Oldest first, as if appended in order: a reader that stops early,
 	// and a future Open that evicts, agree on what is newest.
-	sort.Slice(keys, func(i, j int) bool { return older(s.live[keys[i]].ev, s.live[keys[j]].ev) })
+	ks := sortedLive(s.live, nil)
 
 	tmpPath := filepath.Join(s.dir, tmpLogName)
 	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -111,19 +112,30 @@ func (s *Store) compact() error {
 		_ = os.Remove(tmpPath)
 		return fmt.Errorf("store: compact %s: %w", s.path, err)
 	}
-	sizes := make([]int64, len(keys))
+	moved := make([]keyed, 0, len(ks))
+	var lost []string
+	var firstLost error
 	var total int64
+	var buf []byte
 	w := bufio.NewWriterSize(tmp, 64<<10)
-	for i, k := range keys {
-		line, err := encodeRecord(s.live[k].ev)
+	for _, k := range ks {
+		line, err := readRecord(s.f, k.e, buf)
+		buf = line
+		if isRecordError(err) {
+			lost = append(lost, k.key)
+			if firstLost == nil {
+				firstLost = err
+			}
+			continue
+		}
 		if err != nil {
 			return fail(err)
 		}
 		if _, err := w.Write(line); err != nil {
 			return fail(err)
 		}
-		sizes[i] = int64(len(line))
-		total += sizes[i]
+		moved = append(moved, keyed{k.key, entry{off: total, size: int64(len(line)), last: k.e.last}})
+		total += int64(len(line))
 	}
 	if err := w.Flush(); err != nil {
 		return fail(err)
@@ -137,9 +149,16 @@ func (s *Store) compact() error {
 		// rename survives a crash is in doubt, and either file is whole.
 		s.log.Warn("compacted the event log but cannot sync its folder", "path", s.path, "err", err)
 	}
+	if len(lost) > 0 {
+		s.log.Warn("event records no longer verify in the log; the compacted log leaves them out",
+			"path", s.path, "events", len(lost), "first", lost[0], "reason", firstLost)
+	}
 
-	for i, k := range keys {
-		s.live[k].size = sizes[i]
+	for _, k := range lost {
+		delete(s.live, k)
+	}
+	for _, k := range moved {
+		s.live[k.key] = k.e
 	}
 	if s.f != nil {
 		_ = s.f.Close()

@@ -91,8 +91,12 @@ func FuzzScanLog(f *testing.F) {
 			t.Fatalf("live bytes %d of %d", r.liveBytes, size)
 		}
 		for k, e := range r.live {
-			if k != eventKey(e.ev) || e.ev.Name == "" {
-				t.Fatalf("entry %q holds %q", k, eventKey(e.ev))
+			if e.off < 0 || e.size < 2 || e.off+e.size > size {
+				t.Fatalf("entry %q at [%d, +%d) outside the %d bytes", k, e.off, e.size, size)
+			}
+			ev, err := decodeRecord(content[e.off : e.off+e.size-1])
+			if err != nil || k != eventKey(ev) || ev.Name == "" {
+				t.Fatalf("entry %q points at a record that does not hold it: %v", k, err)
 			}
 		}
 	})

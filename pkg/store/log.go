@@ -5,20 +5,45 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 )
 
-// entry is the latest version of one Event and the size of its record,
-// so the store knows how much of the file is live.
+// entry is where the latest record of one Event is in the log, and when the
+// Event last happened. The Event itself stays on disk: the store reads it
+// back to list or compact it, so its memory does not grow with the Events
+// it holds beyond this and the key.
 type entry struct {
-	ev   *v1.Event
-	size int64
+	off  int64 // the record's first byte in the log
+	size int64 // the record's length, newline included
+	last int64 // lastSeen as stamp gives it, for the TTL and eviction order
+}
+
+// stamp is t in Unix nanoseconds, clamped to what an int64 holds: an Event
+// with no timestamp at all (the year 1) sorts first instead of wrapping.
+func stamp(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// older orders entries by lastSeen, then by key so the order is total.
+func older(ka string, a entry, kb string, b entry) bool {
+	if a.last != b.last {
+		return a.last < b.last
+	}
+	return ka < kb
 }
 
 // replay is what a pass over a log found.
 type replay struct {
-	live      map[string]*entry
+	live      map[string]entry
 	liveBytes int64
 	// good is the offset just past the last record that verified.
 	good int64
@@ -39,12 +64,12 @@ func (r *replay) tornTail() bool { return r.bad >= 0 && r.badIsLast }
 // corrupt reports damage that is not a torn tail.
 func (r *replay) corrupt() bool { return r.bad >= 0 && !r.badIsLast }
 
-// scanLog replays a log from r, keeping the latest version of each Event.
-// It reads every line, even past damage, so that it can tell a torn tail
-// from corruption and salvage what still verifies. Only read errors are
-// returned; the content cannot make it fail.
+// scanLog replays a log from r, keeping where the latest record of each
+// Event is. It reads every line, even past damage, so that it can tell a
+// torn tail from corruption and salvage what still verifies. Only read
+// errors are returned; the content cannot make it fail.
 func scanLog(r io.Reader) (*replay, error) {
-	res := &replay{live: map[string]*entry{}, bad: -1}
+	res := &replay{live: map[string]entry{}, bad: -1}
 	br := bufio.NewReaderSize(r, maxRecordBytes)
 	var off int64
 	for {
@@ -80,7 +105,7 @@ func scanLog(r io.Reader) (*replay, error) {
 			}
 			// Records after damage still verified: keep them, so that a
 			// set-aside log loses as little as possible.
-			res.put(ev, n)
+			putEntry(res.live, &res.liveBytes, eventKey(ev), entry{off: off, size: n, last: stamp(lastSeen(ev))})
 		}
 		off += n
 		if err != nil {
@@ -89,14 +114,14 @@ func scanLog(r io.Reader) (*replay, error) {
 	}
 }
 
-// put makes ev the latest version of its Event.
-func (r *replay) put(ev *v1.Event, size int64) {
-	k := eventKey(ev)
-	if old, ok := r.live[k]; ok {
-		r.liveBytes -= old.size
+// putEntry makes e the latest record of the Event k in live, keeping the
+// count of live bytes.
+func putEntry(live map[string]entry, liveBytes *int64, k string, e entry) {
+	if old, ok := live[k]; ok {
+		*liveBytes -= old.size
 	}
-	r.live[k] = &entry{ev: ev, size: size}
-	r.liveBytes += size
+	live[k] = e
+	*liveBytes += e.size
 }
 
 // readLine returns the next line with its newline, or the rest of the input

@@ -30,9 +30,11 @@ func ReadEvents(dir string) ([]v1.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: read events in %s: %w", dir, err)
 	}
-	evs := make([]*v1.Event, 0, len(r.live))
-	for _, e := range r.live {
-		evs = append(evs, e.ev)
+	// A record that verified in the scan and then does not is skipped like
+	// any other that does not verify.
+	evs, _, err := readEvents(f, sortedLive(r.live, nil))
+	if err != nil && !isRecordError(err) {
+		return nil, fmt.Errorf("store: read events in %s: %w", dir, err)
 	}
-	return copySorted(evs), nil
+	return evs, nil
 }

@@ -41,9 +41,9 @@ func OpenReadOnly(dir string, opts Options, clk clock.PassiveClock, log *slog.Lo
 		_ = lock.Close()
 		return nil, fmt.Errorf("store: state dir %s: %w", dir, err)
 	}
-	defer f.Close()
 	r, err := scanLog(f)
 	if err != nil {
+		_ = f.Close()
 		_ = lock.Close()
 		return nil, fmt.Errorf("store: %s: %w", s.path, err)
 	}
@@ -51,7 +51,8 @@ func OpenReadOnly(dir string, opts Options, clk clock.PassiveClock, log *slog.Lo
 		log.Warn("event log has a record that does not verify; read-only, so it is skipped and left as it is",
 			"path", s.path, "offset", r.bad, "reason", r.badWhy)
 	}
-	s.live, s.liveBytes, s.size = r.live, r.liveBytes, r.good
+	// f stays open to read the Events back from; Close closes it.
+	s.f, s.live, s.liveBytes, s.size = f, r.live, r.liveBytes, r.good
 	return s, nil
 }
 

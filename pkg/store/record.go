@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -50,9 +51,17 @@ type errRecord string
 
 func (e errRecord) Error() string { return string(e) }
 
-// decodeRecord parses one line without its newline. It never panics,
-// whatever the bytes.
-func decodeRecord(line []byte) (*v1.Event, error) {
+// isRecordError reports whether err says bytes were not a record, rather
+// than that they could not be read.
+func isRecordError(err error) bool {
+	var bad errRecord
+	return errors.As(err, &bad)
+}
+
+// verifyRecord checks one line without its newline: its frame and its
+// checksum. It returns the JSON it frames. It never panics, whatever the
+// bytes.
+func verifyRecord(line []byte) ([]byte, error) {
 	crcField, rest, ok := bytes.Cut(line, []byte{' '})
 	if !ok || len(crcField) != 8 {
 		return nil, errRecord("no checksum")
@@ -71,6 +80,16 @@ func decodeRecord(line []byte) (*v1.Event, error) {
 	}
 	if checksum(data) != uint32(want) {
 		return nil, errRecord("checksum mismatch")
+	}
+	return data, nil
+}
+
+// decodeRecord parses one line without its newline. It never panics,
+// whatever the bytes.
+func decodeRecord(line []byte) (*v1.Event, error) {
+	data, err := verifyRecord(line)
+	if err != nil {
+		return nil, err
 	}
 	var ev v1.Event
 	if err := json.Unmarshal(data, &ev); err != nil {
@@ -100,13 +119,4 @@ func lastSeen(ev *v1.Event) time.Time {
 		return ev.FirstTimestamp.Time
 	}
 	return ev.CreationTimestamp.Time
-}
-
-// older orders Events by lastSeen, then by key so the order is total.
-func older(a, b *v1.Event) bool {
-	ta, tb := lastSeen(a), lastSeen(b)
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	return eventKey(a) < eventKey(b)
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	"github.com/podwatch/podwatch/pkg/events"
@@ -35,9 +34,12 @@ type Store struct {
 
 	mu   sync.Mutex
 	lock *os.File // holds the flock; nil once closed
-	f    *os.File // the log, positioned by size rather than O_APPEND; nil when read-only
-	size int64    // bytes of verified records in f; the next append goes here
-	live map[string]*entry
+	// f is the log, written by size rather than O_APPEND, and read back
+	// for what live points at; nil once closed. A read-only store only
+	// reads it.
+	f    *os.File
+	size int64 // bytes of verified records in f; the next append goes here
+	live map[string]entry
 	// liveBytes is the size of the live set's records; size - liveBytes is dead.
 	liveBytes int64
 	// rewrite is set when an append failed: the tail of the file, or data
@@ -101,7 +103,7 @@ func newStore(dir string, opts Options, clk clock.PassiveClock, log *slog.Logger
 		clock: clk,
 		log:   log,
 		lock:  lock,
-		live:  map[string]*entry{},
+		live:  map[string]entry{},
 	}
 }
 
@@ -133,15 +135,19 @@ func (s *Store) load() (warning, err error) {
 	s.live, s.liveBytes = r.live, r.liveBytes
 
 	if r.corrupt() {
-		_ = f.Close()
 		cerr := &CorruptError{Path: s.path, Offset: r.bad, Reason: r.badWhy, Kept: len(r.live)}
 		aside, err := setAside(s.path, s.clock.Now())
 		cerr.SetAside = aside
 		if aside == "" {
+			_ = f.Close()
 			return nil, errors.Join(cerr, fmt.Errorf("store: %w", err))
 		}
-		// compact writes the salvaged live set as the new events.log.
+		// compact copies the salvaged live set from the set-aside file,
+		// still open as f, to the new events.log.
+		s.f = f
 		if err := s.compact(); err != nil {
+			_ = f.Close()
+			s.f = nil
 			return nil, errors.Join(cerr, err)
 		}
 		return cerr, nil
@@ -196,19 +202,18 @@ func (s *Store) WriteBatch(_ context.Context, writes []events.Write) error {
 
 func (s *Store) write(evs []*v1.Event) error {
 	var buf []byte
-	sizes := make([]int64, len(evs))
-	copies := make([]*v1.Event, len(evs))
+	// What the store keeps of each Event: where in buf its record is.
+	put := make([]keyed, len(evs))
 	for i, ev := range evs {
 		if ev == nil || ev.Name == "" {
 			return errors.New("store: write: event has no name")
 		}
-		copies[i] = ev.DeepCopy()
-		line, err := encodeRecord(copies[i])
+		line, err := encodeRecord(ev)
 		if err != nil {
 			return err
 		}
+		put[i] = keyed{eventKey(ev), entry{off: int64(len(buf)), size: int64(len(line)), last: stamp(lastSeen(ev))}}
 		buf = append(buf, line...)
-		sizes[i] = int64(len(line))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,15 +225,17 @@ func (s *Store) write(evs []*v1.Event) error {
 	}
 	if s.rewrite {
 		if err := s.compact(); err != nil {
-			return fmt.Errorf("store: write %s: rewrite %s after an earlier failed write: %w", describe(copies), s.path, err)
+			return fmt.Errorf("store: write %s: rewrite %s after an earlier failed write: %w", describe(evs), s.path, err)
 		}
 	}
+	base := s.size
 	if err := s.append(buf); err != nil {
 		s.rewrite = true
-		return fmt.Errorf("store: write %s to %s: %w", describe(copies), s.path, err)
+		return fmt.Errorf("store: write %s to %s: %w", describe(evs), s.path, err)
 	}
-	for i, ev := range copies {
-		s.put(ev, sizes[i])
+	for _, k := range put {
+		k.e.off += base
+		putEntry(s.live, &s.liveBytes, k.key, k.e)
 	}
 	// Evicted Events are still in the log, where ReadEvents would list
 	// them: compact them away at once, whatever the log's size.
@@ -262,41 +269,39 @@ func (s *Store) append(line []byte) error {
 	return nil
 }
 
-// put makes ev the live version of its Event.
-func (s *Store) put(ev *v1.Event, size int64) {
-	k := eventKey(ev)
-	if old, ok := s.live[k]; ok {
-		s.liveBytes -= old.size
+// Events returns the live Events not older than the TTL, oldest
+// lastTimestamp first, read back from the log. A record that cannot be
+// read back is left out and logged. After Close it reads the log as
+// ReadEvents does, less what is past the TTL: the last live set, unless
+// another process has opened the folder since.
+func (s *Store) Events() []v1.Event {
+	cutoff := stamp(s.clock.Now().Add(-s.opts.TTL))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return s.closedEvents(cutoff)
 	}
-	s.live[k] = &entry{ev: ev, size: size}
-	s.liveBytes += size
+	evs, skipped, err := readEvents(s.f, sortedLive(s.live, func(e entry) bool { return e.last >= cutoff }))
+	if err != nil {
+		s.log.Warn("cannot read back events from the event log; left out", "path", s.path, "events", skipped, "err", err)
+	}
+	return evs
 }
 
-// Events returns a copy of the live Events not older than the TTL, oldest
-// lastTimestamp first. After Close it still returns the last live set.
-func (s *Store) Events() []v1.Event {
-	cutoff := s.clock.Now().Add(-s.opts.TTL)
-	s.mu.Lock()
-	evs := make([]*v1.Event, 0, len(s.live))
-	for _, e := range s.live {
-		if !lastSeen(e.ev).Before(cutoff) {
-			evs = append(evs, e.ev)
+// closedEvents is Events after Close.
+func (s *Store) closedEvents(cutoff int64) []v1.Event {
+	evs, err := ReadEvents(s.dir)
+	if err != nil {
+		s.log.Warn("cannot read the event log of a closed store", "path", s.path, "err", err)
+		return nil
+	}
+	kept := evs[:0]
+	for _, ev := range evs {
+		if stamp(lastSeen(&ev)) >= cutoff {
+			kept = append(kept, ev)
 		}
 	}
-	s.mu.Unlock()
-	// Stored Events are never mutated, only replaced, so copying them
-	// outside the lock is safe.
-	return copySorted(evs)
-}
-
-// copySorted deep-copies evs into a slice, oldest first.
-func copySorted(evs []*v1.Event) []v1.Event {
-	sort.Slice(evs, func(i, j int) bool { return older(evs[i], evs[j]) })
-	out := make([]v1.Event, len(evs))
-	for i, ev := range evs {
-		ev.DeepCopyInto(&out[i])
-	}
-	return out
+	return kept
 }
 
 // Close closes the log and releases the state dir. Every record is already
