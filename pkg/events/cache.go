@@ -1,27 +1,21 @@
 package events
 
-import (
-	"time"
-
-	"k8s.io/utils/lru"
-)
+import "time"
 
 // ttlCache is a size-capped LRU whose entries also expire after ttl without a
-// touch. k8s.io/utils/lru enforces the cap but cannot show its oldest entry,
-// so the cache threads its own list through the nodes in the same touch
-// order; expiry walks that list from the idle end. Not safe for concurrent
-// use: the Recorder's mutex guards it.
+// touch. One map finds a node by key and one list, threaded through the
+// nodes in touch order, gives both the entry the cap evicts and the idle end
+// that expiry walks: each key is held once in the map and once in its node,
+// and no node carries more than its links. Not safe for concurrent use: the
+// Recorder's mutex guards it.
 type ttlCache[K comparable, V any] struct {
-	lru  *lru.Cache
+	m    map[K]*node[K, V]
+	size int
 	ttl  time.Duration
 	head *node[K, V] // most recently touched
 	tail *node[K, V] // least recently touched
-	// expiring is set while the cache itself removes an idle node, so the
-	// eviction callback can tell expiry from the size cap.
-	expiring bool
-	// moving is set while rekey takes a node out to put it back under
-	// another key: that is no eviction.
-	moving  bool
+	// onEvict is told of each value the cache drops, and whether it was
+	// for idling past ttl (expired) or for the size cap.
 	onEvict func(v V, expired bool)
 }
 
@@ -33,30 +27,19 @@ type node[K comparable, V any] struct {
 }
 
 func newTTLCache[K comparable, V any](size int, ttl time.Duration, onEvict func(v V, expired bool)) *ttlCache[K, V] {
-	c := &ttlCache[K, V]{ttl: ttl, onEvict: onEvict}
-	c.lru = lru.NewWithEvictionFunc(size, c.evicted)
-	return c
-}
-
-func (c *ttlCache[K, V]) evicted(_ lru.Key, v any) {
-	n := v.(*node[K, V])
-	c.unlink(n)
-	if c.onEvict != nil && !c.moving {
-		c.onEvict(n.val, c.expiring)
-	}
+	return &ttlCache[K, V]{m: map[K]*node[K, V]{}, size: size, ttl: ttl, onEvict: onEvict}
 }
 
 // get returns the value for k and marks it seen at now. An entry idle for
 // more than ttl is removed and reported missing.
 func (c *ttlCache[K, V]) get(k K, now time.Time) (V, bool) {
-	v, ok := c.lru.Get(k)
+	n, ok := c.m[k]
 	if !ok {
 		var zero V
 		return zero, false
 	}
-	n := v.(*node[K, V])
 	if now.Sub(n.seen) > c.ttl {
-		c.expire(n)
+		c.drop(n, true)
 		var zero V
 		return zero, false
 	}
@@ -66,12 +49,18 @@ func (c *ttlCache[K, V]) get(k K, now time.Time) (V, bool) {
 	return n.val, true
 }
 
-// add stores v under k, seen at seen; it may evict the least recently
-// touched entry. Callers add only keys that get just missed.
+// add stores v under k, seen at seen; past the size cap it evicts the least
+// recently touched entry. Callers add only keys that get just missed.
 func (c *ttlCache[K, V]) add(k K, v V, seen time.Time) {
+	if old, ok := c.m[k]; ok {
+		c.unlink(old)
+	}
 	n := &node[K, V]{key: k, val: v, seen: seen}
+	c.m[k] = n
 	c.pushFront(n)
-	c.lru.Add(k, n)
+	if c.size > 0 && len(c.m) > c.size {
+		c.drop(c.tail, false)
+	}
 }
 
 // sweep removes up to limit entries idle for more than ttl at now and reports
@@ -80,31 +69,34 @@ func (c *ttlCache[K, V]) add(k K, v V, seen time.Time) {
 func (c *ttlCache[K, V]) sweep(now time.Time, limit int) int {
 	removed := 0
 	for c.tail != nil && removed < limit && now.Sub(c.tail.seen) > c.ttl {
-		c.expire(c.tail)
+		c.drop(c.tail, true)
 		removed++
 	}
 	return removed
 }
 
-func (c *ttlCache[K, V]) expire(n *node[K, V]) {
-	c.expiring = true
-	c.lru.Remove(n.key)
-	c.expiring = false
+// drop removes n and tells onEvict.
+func (c *ttlCache[K, V]) drop(n *node[K, V], expired bool) {
+	delete(c.m, n.key)
+	c.unlink(n)
+	if c.onEvict != nil {
+		c.onEvict(n.val, expired)
+	}
 }
 
-// rekey moves the value under from to to, seen at now.
+// rekey moves the value under from to to, seen at now. The move is no
+// eviction: onEvict is not told.
 func (c *ttlCache[K, V]) rekey(from, to K, now time.Time) {
-	v, ok := c.lru.Get(from)
+	n, ok := c.m[from]
 	if !ok {
 		return
 	}
-	c.moving = true
-	c.lru.Remove(from)
-	c.moving = false
-	c.add(to, v.(*node[K, V]).val, now)
+	delete(c.m, from)
+	c.unlink(n)
+	c.add(to, n.val, now)
 }
 
-func (c *ttlCache[K, V]) len() int { return c.lru.Len() }
+func (c *ttlCache[K, V]) len() int { return len(c.m) }
 
 func (c *ttlCache[K, V]) pushFront(n *node[K, V]) {
 	n.prev, n.next = nil, c.head
