@@ -1,15 +1,23 @@
 package events
 
-import "time"
+import (
+	"hash/maphash"
+	"time"
+)
 
 // ttlCache is a size-capped LRU whose entries also expire after ttl without a
-// touch. One map finds a node by key and one list, threaded through the
-// nodes in touch order, gives both the entry the cap evicts and the idle end
-// that expiry walks: each key is held once in the map and once in its node,
-// and no node carries more than its links. Not safe for concurrent use: the
-// Recorder's mutex guards it.
+// touch. One list, threaded through the nodes in touch order, gives both the
+// entry the cap evicts and the idle end that expiry walks. The map finds a
+// node by a 64-bit hash of its key rather than by the key, a struct of up to
+// ten strings, so that each key is held once, in its node; nodes whose keys
+// share a hash are chained, and a lookup compares the whole key. Not safe
+// for concurrent use: the Recorder's mutex guards it.
 type ttlCache[K comparable, V any] struct {
-	m    map[K]*node[K, V]
+	m map[uint64]*node[K, V]
+	// hash is maphash.Comparable under a seed of the cache's own; tests
+	// make keys collide with a hash of their own.
+	hash func(K) uint64
+	n    int // nodes, chained ones included
 	size int
 	ttl  time.Duration
 	head *node[K, V] // most recently touched
@@ -24,17 +32,60 @@ type node[K comparable, V any] struct {
 	val        V
 	seen       time.Time
 	prev, next *node[K, V]
+	// alias is the next node whose key has the same hash.
+	alias *node[K, V]
 }
 
 func newTTLCache[K comparable, V any](size int, ttl time.Duration, onEvict func(v V, expired bool)) *ttlCache[K, V] {
-	return &ttlCache[K, V]{m: map[K]*node[K, V]{}, size: size, ttl: ttl, onEvict: onEvict}
+	seed := maphash.MakeSeed()
+	hash := func(k K) uint64 { return maphash.Comparable(seed, k) }
+	return &ttlCache[K, V]{m: map[uint64]*node[K, V]{}, hash: hash, size: size, ttl: ttl, onEvict: onEvict}
+}
+
+// find returns the node of k, or nil.
+func (c *ttlCache[K, V]) find(k K) *node[K, V] {
+	for n := c.m[c.hash(k)]; n != nil; n = n.alias {
+		if n.key == k {
+			return n
+		}
+	}
+	return nil
+}
+
+// insert puts n in the map; its key must not be there.
+func (c *ttlCache[K, V]) insert(n *node[K, V]) {
+	h := c.hash(n.key)
+	n.alias = c.m[h]
+	c.m[h] = n
+	c.n++
+}
+
+// remove takes n out of the map.
+func (c *ttlCache[K, V]) remove(n *node[K, V]) {
+	h := c.hash(n.key)
+	if first := c.m[h]; first == n {
+		if n.alias == nil {
+			delete(c.m, h)
+		} else {
+			c.m[h] = n.alias
+		}
+	} else {
+		for p := first; p != nil; p = p.alias {
+			if p.alias == n {
+				p.alias = n.alias
+				break
+			}
+		}
+	}
+	n.alias = nil
+	c.n--
 }
 
 // get returns the value for k and marks it seen at now. An entry idle for
 // more than ttl is removed and reported missing.
 func (c *ttlCache[K, V]) get(k K, now time.Time) (V, bool) {
-	n, ok := c.m[k]
-	if !ok {
+	n := c.find(k)
+	if n == nil {
 		var zero V
 		return zero, false
 	}
@@ -52,13 +103,14 @@ func (c *ttlCache[K, V]) get(k K, now time.Time) (V, bool) {
 // add stores v under k, seen at seen; past the size cap it evicts the least
 // recently touched entry. Callers add only keys that get just missed.
 func (c *ttlCache[K, V]) add(k K, v V, seen time.Time) {
-	if old, ok := c.m[k]; ok {
+	if old := c.find(k); old != nil {
+		c.remove(old)
 		c.unlink(old)
 	}
 	n := &node[K, V]{key: k, val: v, seen: seen}
-	c.m[k] = n
+	c.insert(n)
 	c.pushFront(n)
-	if c.size > 0 && len(c.m) > c.size {
+	if c.size > 0 && c.n > c.size {
 		c.drop(c.tail, false)
 	}
 }
@@ -77,7 +129,7 @@ func (c *ttlCache[K, V]) sweep(now time.Time, limit int) int {
 
 // drop removes n and tells onEvict.
 func (c *ttlCache[K, V]) drop(n *node[K, V], expired bool) {
-	delete(c.m, n.key)
+	c.remove(n)
 	c.unlink(n)
 	if c.onEvict != nil {
 		c.onEvict(n.val, expired)
@@ -87,16 +139,16 @@ func (c *ttlCache[K, V]) drop(n *node[K, V], expired bool) {
 // rekey moves the value under from to to, seen at now. The move is no
 // eviction: onEvict is not told.
 func (c *ttlCache[K, V]) rekey(from, to K, now time.Time) {
-	n, ok := c.m[from]
-	if !ok {
+	n := c.find(from)
+	if n == nil {
 		return
 	}
-	delete(c.m, from)
+	c.remove(n)
 	c.unlink(n)
 	c.add(to, n.val, now)
 }
 
-func (c *ttlCache[K, V]) len() int { return len(c.m) }
+func (c *ttlCache[K, V]) len() int { return c.n }
 
 func (c *ttlCache[K, V]) pushFront(n *node[K, V]) {
 	n.prev, n.next = nil, c.head

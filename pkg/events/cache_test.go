@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -85,4 +86,51 @@ func TestEvictedPendingWritesAreStillDelivered(t *testing.T) {
 		t.Fatalf("delivered counts sum to %d, want 4", total)
 	}
 	checkBalance(t, r, "api")
+}
+
+// Keys whose hashes collide are told apart by the whole key: the cache
+// behaves as with distinct hashes, whichever node of a chain is touched,
+// evicted, expired or moved.
+func TestCacheKeysSharingAHash(t *testing.T) {
+	var evicted, expired []string
+	c := newTTLCache[string, string](3, time.Minute, func(v string, exp bool) {
+		if exp {
+			expired = append(expired, v)
+		} else {
+			evicted = append(evicted, v)
+		}
+	})
+	c.hash = func(string) uint64 { return 7 }
+	now := t0
+	for _, k := range []string{"a", "b", "c"} {
+		c.add(k, "v"+k, now)
+	}
+	if v, ok := c.get("a", now); !ok || v != "va" {
+		t.Fatalf("get a = %q, %v; want va", v, ok)
+	}
+	c.add("d", "vd", now) // b is the least recently touched now
+	if _, ok := c.get("b", now); ok || len(evicted) != 1 || evicted[0] != "vb" {
+		t.Fatalf("after the cap: b still there or evicted %v, want [vb]", evicted)
+	}
+	c.rekey("c", "e", now)
+	if _, ok := c.get("c", now); ok {
+		t.Fatal("c still found after rekey to e")
+	}
+	if v, ok := c.get("e", now); !ok || v != "vc" {
+		t.Fatalf("get e = %q, %v; want vc", v, ok)
+	}
+	if c.len() != 3 || len(c.m) != 1 {
+		t.Fatalf("len %d in %d map slots, want 3 in 1", c.len(), len(c.m))
+	}
+	now = now.Add(2 * time.Minute)
+	c.add("f", "vf", now) // past the cap again: a goes, touched before d and e
+	if n := c.sweep(now, 10); n != 2 || c.len() != 1 {
+		t.Fatalf("sweep removed %d, %d left; want 2 removed, 1 left", n, c.len())
+	}
+	if v, ok := c.get("f", now); !ok || v != "vf" {
+		t.Fatalf("get f = %q, %v; want vf", v, ok)
+	}
+	if fmt.Sprint(evicted, expired) != "[vb va] [vd vc]" {
+		t.Fatalf("evicted %v, expired %v; want [vb va] and [vd vc]", evicted, expired)
+	}
 }
