@@ -32,18 +32,24 @@ func checksum(data []byte) uint32 {
 
 // encodeRecord frames ev as one record line.
 func encodeRecord(ev *v1.Event) ([]byte, error) {
+	return appendRecord(nil, ev)
+}
+
+// appendRecord appends ev's record line to buf. On error buf is returned
+// as it was.
+func appendRecord(buf []byte, ev *v1.Event) ([]byte, error) {
 	data, err := json.Marshal(ev)
 	if err != nil {
-		return nil, fmt.Errorf("store: encode event %s: %w", eventKey(ev), err)
+		return buf, fmt.Errorf("store: encode event %s: %w", eventKey(ev), err)
 	}
-	line := make([]byte, 0, len(data)+20)
-	line = fmt.Appendf(line, "%08x %d ", checksum(data), len(data))
-	line = append(line, data...)
-	line = append(line, '\n')
-	if len(line) > maxRecordBytes {
-		return nil, fmt.Errorf("store: event %s is %d bytes encoded, over the %d limit", eventKey(ev), len(line), maxRecordBytes)
+	start := len(buf)
+	buf = fmt.Appendf(buf, "%08x %d ", checksum(data), len(data))
+	buf = append(buf, data...)
+	buf = append(buf, '\n')
+	if n := len(buf) - start; n > maxRecordBytes {
+		return buf[:start], fmt.Errorf("store: event %s is %d bytes encoded, over the %d limit", eventKey(ev), n, maxRecordBytes)
 	}
-	return line, nil
+	return buf, nil
 }
 
 // errRecord is why a line is not a record; its text ends up in CorruptError.

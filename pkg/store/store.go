@@ -208,12 +208,12 @@ func (s *Store) write(evs []*v1.Event) error {
 		if ev == nil || ev.Name == "" {
 			return errors.New("store: write: event has no name")
 		}
-		line, err := encodeRecord(ev)
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = appendRecord(buf, ev); err != nil {
 			return err
 		}
-		put[i] = keyed{eventKey(ev), entry{off: int64(len(buf)), size: int64(len(line)), last: stamp(lastSeen(ev))}}
-		buf = append(buf, line...)
+		put[i] = keyed{eventKey(ev), entry{off: int64(start), size: int64(len(buf) - start), last: stamp(lastSeen(ev))}}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
