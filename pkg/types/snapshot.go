@@ -67,7 +67,8 @@ type Snapshot struct {
 	// watch takes them in one at a time: it reads the named file on each,
 	// so what it runs after a save can differ from what the folder ends
 	// as (an editor's backup renamed in, then deleted). Consecutive events
-	// of one kind on one name are folded into one. nil when not known
+	// of one kind on one name are folded into one, which counts the
+	// versions it holds (WatchEvent.Folded). nil when not known
 	// (after a relist that is not Extra, or too many to keep), and then
 	// Changed is all a consumer has.
 	Events []WatchEvent
@@ -103,6 +104,15 @@ type WatchEvent struct {
 	// moved in, for which the kubelet reads the file and takes in its pod
 	// if it is valid.
 	Gone bool
+	// Folded counts the versions of the file this event stands for beyond
+	// one: the kernel's writes or moves in of Name that the source folded
+	// into it, each after another (a file written in place in chunks, or
+	// written and then replaced by a rename). The kubelet's watch takes the
+	// kernel's events in at its own pace and reads the file at each, so it
+	// may have read, and run, every one of them; podwatch read only the
+	// last. A create does not count: it leaves the file empty. Zero when
+	// Gone.
+	Folded int
 }
 
 // File is one entry of the directory, or the single file.

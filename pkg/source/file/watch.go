@@ -82,6 +82,9 @@ type pending struct {
 	// events are the visible names' events in order, in the kubelet's
 	// terms (see types.WatchEvent).
 	events []types.WatchEvent
+	// versioned: the last of events holds a version already (a write or
+	// a move in), so that one more folded into it is a version more.
+	versioned bool
 }
 
 func (p *pending) addBatch(b watchBatch, single bool, base string) {
@@ -163,12 +166,22 @@ func (p *pending) record(ev rawEvent, name string) {
 	default:
 		return
 	}
+	// A write or a move in leaves content the kubelet may read; a create
+	// leaves an empty file, a chmod the content it had.
+	version := !we.Gone && ev.op&(opWrite|opMovedTo) != 0
 	// The kubelet reads the file again on each, but podwatch can only
-	// give it what it reads itself: one read is as good as ten.
-	if n := len(p.events); n > 0 && p.events[n-1] == we {
+	// give it what it reads itself: one read is as good as ten. The
+	// event counts the versions it stands for, which the kubelet may
+	// have read where podwatch did not.
+	if n := len(p.events); n > 0 && p.events[n-1].Name == we.Name && p.events[n-1].Gone == we.Gone {
+		if version && p.versioned {
+			p.events[n-1].Folded++
+		}
+		p.versioned = p.versioned || version
 		return
 	}
 	p.events = append(p.events, we)
+	p.versioned = version
 }
 
 // handle folds b and whatever else is queued and applies it. It reports
