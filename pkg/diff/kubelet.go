@@ -381,6 +381,7 @@ func (v *kubeletView) play(snap types.Snapshot) {
 				v.owe(f.Pod.Key, gone)
 			}
 			gone = ""
+			v.foldedEvent(ev)
 			v.openEvent(ev.Name, f, true)
 			if f == nil || !f.Complete {
 				// Not read whole: the kubelet may have read a valid pod

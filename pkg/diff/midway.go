@@ -12,6 +12,9 @@ import "github.com/podwatch/podwatch/pkg/types"
 // (not yet seen closed or moved in) and read a valid pod from it, and
 // when the file is whole, the reads of a part no message named are
 // restarts the kubelet may have made on the way (see computation.onTheWay).
+// A source busy elsewhere takes several writes' events in as one, read
+// once: the versions that event says it folded count as such events too,
+// which podwatch never read.
 
 // partialRead is a file completed at the last step and how many reads of
 // a part of it the kubelet may have restarted the pod to.
@@ -56,6 +59,21 @@ func (v *kubeletView) openEvent(name string, f *types.File, event bool) {
 			v.partial[f.Pod.Key] = partialRead{name, n}
 		}
 	}
+}
+
+// foldedEvent counts the versions an event the source folded from
+// several holds before the last (types.WatchEvent.Folded) as events on
+// the file still open: the kubelet took each in and read the file there,
+// where podwatch read only the last. Whether one was valid is unknown, so
+// each counts.
+func (v *kubeletView) foldedEvent(ev types.WatchEvent) {
+	if ev.Folded <= 0 || ev.Gone {
+		return
+	}
+	if v.midway == nil {
+		v.midway = map[string]int{}
+	}
+	v.midway[ev.Name] += ev.Folded
 }
 
 // midWrite says whether an UPDATE from f is one from a file still open

@@ -64,6 +64,28 @@ func TestChunkedWriteIsARace(t *testing.T) {
 		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 1})
 	})
 
+	t.Run("loaded: the half's event folded into the whole's", func(t *testing.T) {
+		// podwatch took both writes' events in at once and read only the
+		// whole; the kubelet's watch may have read the half between.
+		q := start(t)
+		whole := valid("web.yaml", pod("web", "img:22"), saveAt(30))
+		folded := []types.WatchEvent{{Name: "web.yaml", Folded: 1}}
+		chs, recheck := q.at(saveAt(30), false, folded, whole)
+		chs = append(chs, q.rest(saveAt(30), recheck, whole)...)
+		m := updateMessage(chs)
+		if podOps(chs) != "UPDATE web.yaml" || !strings.Contains(m, "may have read web.yaml mid-write, so it may restart the pod once more before this") {
+			t.Fatalf("the whole: %q %q, want one UPDATE saying the kubelet may have run the half first", podOps(chs), m)
+		}
+		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 1})
+		// The truncating open's event not merged with the first write's:
+		// the empty file is a version too, for all podwatch can tell.
+		q = start(t)
+		folded[0].Folded = 2
+		chs, recheck = q.at(saveAt(30), false, folded, whole)
+		chs = append(chs, q.rest(saveAt(30), recheck, whole)...)
+		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, max: 2})
+	})
+
 	t.Run("written whole, closed later", func(t *testing.T) {
 		// The one write event's read got the whole: nothing on the way.
 		q := start(t)
