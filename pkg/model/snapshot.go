@@ -60,7 +60,11 @@ func (t *Timeline) Add(s types.Snapshot) {
 	} else {
 		var open []int
 		for i := range s.Events {
-			in := t.event(s, now, i)
+			if s.Events[i].Folded > 0 && !s.Events[i].Gone {
+				t.inputs = append(t.inputs, t.event(s, now, i, true))
+				open = append(open, len(t.inputs)-1)
+			}
+			in := t.event(s, now, i, false)
 			t.inputs = append(t.inputs, in)
 			if in.Event.Type == PodDelete {
 				continue
@@ -136,15 +140,21 @@ func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
 // decodable, as the last snapshot had it, or holding what a later name of
 // the events holds now (a temp file renamed onto the manifest) or what an
 // earlier name went away with (a backup taken by renaming).
-func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int) Input {
+//
+// folded makes it the input of the first of the events the source folded
+// into s's i-th (types.WatchEvent.Folded): a write in chunks, or a write
+// and a rename onto the name. Versions came after it, so the kubelet's
+// read there may have found one podwatch never read; the input of the
+// event itself is the last one's.
+func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int, folded bool) Input {
 	e := s.Events[i]
 	path := pathOf(s, e.Name)
 	if e.Gone {
 		return Input{Event: &WatchEvent{Path: path, Type: PodDelete}}
 	}
 	f := now[e.Name]
-	later := slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name })
-	replaced := slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name && !x.Gone })
+	later := folded || slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name })
+	replaced := folded || slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name && !x.Gone })
 	return Input{Event: &WatchEvent{Path: path, Type: PodModify}, Reads: t.reads(s, now, i, path, f, f == nil || later || f.ReadErr != nil, replaced, f == nil)}
 }
 

@@ -263,3 +263,31 @@ func listedTimeline(files ...*types.File) (*Timeline, *path, int) {
 	}
 	return tl, p, len(tl.Inputs())
 }
+
+// A file written twice in place, whose two writes the source folded into
+// one event (types.WatchEvent.Folded): podwatch read the second version
+// only, and the kubelet, reading the file at each write, may have run the
+// first, which no one can name: a restart more on the way.
+func TestTimelineFoldedVersionMayBeUnseen(t *testing.T) {
+	const key = "ns/a"
+	v1, v3 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v3")
+	a1, a3 := FromManifest(v1.Pod, v1.Path), FromManifest(v3.Pod, v3.Path)
+	unseen := func(o Outcome) bool { return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) }
+
+	tl, p, from := listedTimeline(v1)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml", Folded: 1}}, Files: []*types.File{v3}})
+	if first := tl.Inputs()[from]; !slices.ContainsFunc(first.Reads, unseen) {
+		t.Errorf("the folded event's outcomes %+v have no unseen version", first.Reads)
+	}
+	e := Explore(p.k, tl.Inputs()[from:], 64)
+	wantSpan(t, e.Span(key), id(&a1), id(&a3), types.Bounded(0, 1), false, 0)
+
+	// One version: the read got what podwatch read.
+	tl, p, from = listedTimeline(v1)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{v3}})
+	if first := tl.Inputs()[from]; slices.ContainsFunc(first.Reads, unseen) {
+		t.Errorf("one version's outcomes %+v have an unseen version", first.Reads)
+	}
+	e = Explore(p.k, tl.Inputs()[from:], 64)
+	wantSpan(t, e.Span(key), id(&a1), id(&a3), types.Bounded(0, 0), false, 0)
+}
