@@ -163,8 +163,9 @@ func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int, fo
 // the kubelet may have read another version: gone, not decodable, as the
 // last snapshot had it, or along a rename chain. When replaced (a later
 // event wrote the name again) or gone (the file went before podwatch read
-// it, and no rename says where), the version may also be one podwatch
-// never read at all.
+// it), the version may also be one podwatch never read at all: a rename
+// chain is a guess, as a file deleted and another moved in give the same
+// events as a rename.
 func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, path string, f *types.File, unsure, replaced, gone bool) []Outcome {
 	var out []Outcome
 	add := func(o Outcome) {
@@ -189,12 +190,10 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	// another in (a temp file renamed onto the manifest), went with what
 	// that one holds now; a name that came just after another went (a
 	// backup taken by renaming) holds what that one held.
-	renamed := false
 	for j := i + 1; j >= 0 && j+1 < len(s.Events); j++ {
 		if e := s.Events[j]; e.Name == name && e.Gone {
 			if g := now[s.Events[j+1].Name]; !s.Events[j+1].Gone && g != nil && g.Pod != nil {
 				add(view(g, path))
-				renamed = true
 			}
 			break
 		}
@@ -202,10 +201,9 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	if i > 0 && i < len(s.Events) && s.Events[i-1].Gone {
 		if g := t.files[s.Events[i-1].Name]; g != nil && g.Pod != nil {
 			add(view(g, path))
-			renamed = true
 		}
 	}
-	if !replaced && (!gone || renamed) {
+	if !replaced && !gone {
 		return out
 	}
 	// A version written and replaced between two reads of podwatch's:

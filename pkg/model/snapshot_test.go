@@ -291,3 +291,25 @@ func TestTimelineFoldedVersionMayBeUnseen(t *testing.T) {
 	e = Explore(p.k, tl.Inputs()[from:], 64)
 	wantSpan(t, e.Span(key), id(&a1), id(&a3), types.Bounded(0, 0), false, 0)
 }
+
+// A name moved in and deleted before podwatch read it, and another moved
+// in just after: the same events as a rename of the first onto the
+// second, so the first may have held the second's content, or one no one
+// read, which the kubelet may have run.
+func TestTimelineGoneBeforeAnotherCameMayBeUnseen(t *testing.T) {
+	const key = "ns/a"
+	bak := snapFile("m", "a.yaml.bak", key, "v7")
+	tl, _, from := listedTimeline()
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "sedX1"}, {Name: "sedX1", Gone: true}, {Name: "a.yaml.bak"}}, Files: []*types.File{bak}})
+	read := tl.Inputs()[from].Reads
+	if !slices.ContainsFunc(read, func(o Outcome) bool {
+		return o.Pod != nil && o.Pod.Semantic == FromManifest(bak.Pod, "m/sedX1").Semantic
+	}) {
+		t.Errorf("the gone name's read %+v has not the next name's content", read)
+	}
+	if !slices.ContainsFunc(read, func(o Outcome) bool {
+		return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) && o.Pod.Key == key
+	}) {
+		t.Errorf("the gone name's read %+v has no unseen version of %s", read, key)
+	}
+}
