@@ -65,6 +65,9 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 	}
 	c.next.base = nil
 	c.inventory, c.next.Inventory = prev.Inventory, false
+	if c.opts.Engine == EnginePort {
+		return c.portStep(prev, inPlace)
+	}
 	heldUp := c.heldUp(prev.kubelet)
 	c.takeIn(prev.kubelet, inPlace)
 	c.release(heldUp)
@@ -177,6 +180,8 @@ type computation struct {
 	// cl is what the change about to be emitted says of the kubelet, as
 	// its words are decided (see claim.go).
 	cl claimParts
+	// portPods leaves the pod changes to the port engine (see port.go).
+	portPods bool
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -383,6 +388,9 @@ func (c *computation) fileProblem(f *types.File) bool {
 }
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
+	if c.portPods {
+		return
+	}
 	// Visit in map order and sort only what is emitted: sorting every key
 	// would cost each change O(n log n) in a folder of thousands.
 	first := len(c.changes)

@@ -22,6 +22,9 @@ type Options struct {
 	MaxFieldChanges int
 	// RelistPeriod is said in messages about a degraded watch.
 	RelistPeriod time.Duration
+	// Engine decides the pod changes: EngineCatalogue ("" too) or
+	// EnginePort. The problems are the same under both.
+	Engine Engine
 
 	// fullOnly makes Compute skip its fast path; tests compare the two.
 	fullOnly bool

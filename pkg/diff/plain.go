@@ -63,6 +63,9 @@ func (c *computation) plainPlan() ([]planned, bool) {
 
 // plainChanges is podChanges for a plain snapshot.
 func (c *computation) plainChanges(plan []planned) {
+	if c.portPods {
+		return
+	}
 	first := len(c.changes)
 	for _, w := range plan {
 		if w.had {

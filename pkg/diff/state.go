@@ -50,6 +50,8 @@ type State struct {
 	// persisted: the first snapshot after a restart is a relist, which
 	// rebuilds it.
 	kubelet *kubeletView
+	// port is the port engine's model and window (see portState).
+	port *portState
 }
 
 // Waiting reports whether a change of the pod key ("<namespace>/<name>")
@@ -101,7 +103,7 @@ func (s State) withMaps() State {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, ClaimSeq: s.ClaimSeq, base: s.base, kubelet: s.kubelet}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, ClaimSeq: s.ClaimSeq, base: s.base, kubelet: s.kubelet, port: s.port}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

@@ -84,6 +84,10 @@ func (t *Timeline) Add(s types.Snapshot) {
 		}
 	}
 	events := len(t.inputs) - from
+	if !t.started {
+		// The first list stands for the kubelet's relist it saw, if any.
+		t.relist = s.KubeletRelist
+	}
 	if s.KubeletRelist.After(t.relist) {
 		// The kubelet may take events in a while after podwatch: its
 		// relist may come before this snapshot's events and the last

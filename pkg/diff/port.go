@@ -1,0 +1,325 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/model"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// portStep is a step of the port engine (EnginePort): the problems, and
+// their words, as the catalogue says them; the pod changes as the port of
+// the kubelet's file source decides them, replayed over the window of
+// snapshots since its ways last met, and explored where podwatch cannot
+// see. A change is what podwatch's own view runs now against what was
+// published; its claim is what the other ways allow.
+func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State, time.Time) {
+	c.takeIn(prev.kubelet, inPlace) // the problems' words read it
+	ps := prev.port
+	switch {
+	case ps == nil:
+		ps = newPortState()
+	case !inPlace:
+		ps = ps.clone()
+	}
+	c.next.port = ps
+	c.portPods = true
+	c.run()
+	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
+		c.portChanges(ps)
+	}
+	c.sweepAll()
+	c.next.base = nil
+	return c.changes, c.next, c.recheck
+}
+
+// portChanges takes the snapshot into the window and says each pod whose
+// run differs from what was published, once it may be said.
+func (c *computation) portChanges(ps *portState) {
+	snap := ps.withEvents(c.snap)
+	ps.note(snap)
+	ps.tl.Add(snap)
+	inputs := ps.tl.Inputs()
+	e := model.ExploreTouched(ps.base, inputs, portCap)
+	w := &portWindow{c: c, ps: ps, e: e, inputs: inputs}
+	keys := map[string]bool{}
+	for _, part := range e.Parts {
+		for _, key := range part.Keys {
+			if !strings.HasPrefix(key, "\x00") {
+				keys[key] = true
+			}
+		}
+	}
+	if slices.ContainsFunc(inputs, func(in model.Input) bool { return in.Relist != nil }) {
+		for key := range c.next.Pods {
+			keys[key] = true
+		}
+	}
+	first := len(c.changes)
+	for _, key := range slices.Sorted(func(yield func(string) bool) {
+		for k := range keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		w.change(key)
+	}
+	sortByPod(c.changes[first:])
+	for id := range c.next.Pending {
+		if strings.HasPrefix(id, "pod/") {
+			return // a change waits: the window holds what it will say
+		}
+	}
+	if e.Agreed() {
+		ps.fold()
+	}
+}
+
+// portWindow is one step's exploration of the window.
+type portWindow struct {
+	c      *computation
+	ps     *portState
+	e      *model.Explored
+	inputs []model.Input
+	// pre is the own view before the window's last input, a relist; nil
+	// until asked for.
+	pre *model.Kubelet
+}
+
+// own is what podwatch's own view runs for key at the end of the window,
+// and the pod.
+func (w *portWindow) own(key string) (string, model.Pod, bool) {
+	part := w.e.Part(key)
+	if part == nil {
+		p, ok := w.ps.base.Pod(key)
+		return p.Identity(), p, ok
+	}
+	end := part.Ends[0]
+	p, ok := end.Kubelet.Pod(key)
+	if !ok {
+		return "", p, false
+	}
+	return p.Identity(), p, true
+}
+
+func (w *portWindow) change(key string) {
+	c := w.c
+	id, pod, runs := w.own(key)
+	pub, had := c.next.Pods[key]
+	said := ""
+	if had {
+		said = portIdentity(c.snap, key, pub)
+	}
+	switch {
+	case !runs && !had:
+		return
+	case !runs:
+		w.remove(key, *pub, said)
+	case id == said:
+		if f := w.ps.fileFor(c.snap, pod); f != nil && pub.File != f.Name {
+			c.ownPods() // metadata.uid pins the pod: the kubelet changes nothing
+			c.next.Pods[key] = published(f)
+		}
+	default:
+		f := w.ps.fileFor(c.snap, pod)
+		if f == nil {
+			f = &types.File{Name: pathBase(pod.File), Pod: &types.Pod{Key: key, Config: pod.Semantic}, Complete: true}
+		}
+		if !had {
+			w.add(key, f, id)
+			return
+		}
+		w.update(key, *pub, f, said, id)
+	}
+}
+
+func pathBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
+// claim is what the window's ways say of key's change from said (what
+// was published) to to, what the own view runs.
+func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Claim {
+	c := w.c
+	cl := &types.Claim{ID: c.nextClaimID(), Op: op, At: types.ClaimAtWatch, Before: types.Bounded(0, 0)}
+	if part := w.e.Part(key); part != nil {
+		var elsewhere int
+		cl.Before, cl.MaySkip, elsewhere = portSpan(part, key, said, to)
+		if elsewhere > 0 {
+			cl.After.Max = 1
+		}
+		if part.Capped {
+			cl.Before, cl.Capped = types.Range{Min: 0}, true
+		}
+	}
+	if w.atRelist(key, to) {
+		cl.At = types.ClaimAtRelist
+		cl.Estimate = c.snap.KubeletRelist.IsZero()
+	}
+	if c.portBehind() {
+		cl.Before.Max = nil
+	}
+	return cl
+}
+
+// atRelist says the own view made key's change at the window's last
+// input, a relist.
+func (w *portWindow) atRelist(key, to string) bool {
+	n := len(w.inputs)
+	if n == 0 || w.inputs[n-1].Relist == nil {
+		return false
+	}
+	if w.pre == nil {
+		w.pre = model.Replay(w.ps.base, w.inputs[:n-1])
+	}
+	return w.pre.Running(key) != to
+}
+
+// portBehind says a sign of a late file source is near: then no count
+// of podwatch's own events bounds the restarts on the way.
+func (c *computation) portBehind() bool {
+	span := behindSpan(c.opts.RelistPeriod)
+	for _, s := range c.lateSigns() {
+		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= span {
+			return true
+		}
+	}
+	return false
+}
+
+// portSpan bounds, over the ends of key's part, the restarts on the way
+// to to since said was published, the change itself not counted; says
+// whether some end still runs said (made none of it); and counts the ends
+// that run neither.
+func portSpan(part *model.Part, key, said, to string) (types.Range, bool, int) {
+	lo, hi, skip, elsewhere := -1, -1, false, 0
+	for _, end := range part.Ends {
+		r, ok := end.Runs[key]
+		if !ok {
+			r = []string{""}
+		}
+		if i := slices.Index(r, said); i >= 0 {
+			r = r[i:]
+		}
+		switch last := r[len(r)-1]; {
+		case said != to && last == said:
+			skip = true
+		case last == to:
+			n := 0
+			for _, x := range r[1:] {
+				if x != "" {
+					n++
+				}
+			}
+			if to != "" && said != to {
+				n--
+			}
+			n = max(n, 0)
+			if lo < 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		default:
+			elsewhere++
+		}
+	}
+	if lo < 0 {
+		return types.Bounded(0, 0), skip, elsewhere
+	}
+	return types.Bounded(lo, hi), skip, elsewhere
+}
+
+func (w *portWindow) add(key string, f *types.File, to string) {
+	c := w.c
+	if !c.fresh("pod/"+key, f) {
+		return
+	}
+	c.ownPods()
+	c.next.Pods[key] = published(f)
+	if c.inventory {
+		c.found(key, f)
+		return
+	}
+	cl := w.claim(key, types.OpAdd, "", to)
+	c.portEmit(types.Change{
+		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
+		ID:      changeID(key, types.OpAdd, f),
+		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
+		Message: c.glanced(f.Name, "the kubelet starts the pod", ""),
+		Detail:  fmt.Sprintf("%s: static pod %s added; the kubelet starts it", f.Name, key),
+	}, cl)
+}
+
+func (w *portWindow) update(key string, p PodState, f *types.File, said, to string) {
+	c := w.c
+	id := "pod/" + key
+	content := p.Config != f.Pod.Config
+	if content && !c.fresh(id, f) {
+		return
+	}
+	if !content && !c.settled(id, f.ChangedAt) {
+		return // only the file changed: an editor's backup, bad news
+	}
+	fields, describeErr := describe(p, f.Pod, c.next.Salt)
+	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
+	c.ownPods()
+	c.next.Pods[key] = published(f)
+	facts := updateFacts{fields: fields, describeErr: describeErr, content: p.Hash != f.Pod.Hash, restyled: p.Hash == f.Pod.Hash && content,
+		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned}
+	cl := w.claim(key, types.OpUpdate, said, to)
+	c.portEmit(types.Change{
+		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
+		ID:      changeID(key, types.OpUpdate, f),
+		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
+		Message: c.updated(key, p, f, facts, nil),
+		Detail:  fmt.Sprintf("%s: static pod %s updated (was %s)", f.Name, key, p.File),
+	}, cl)
+}
+
+func (w *portWindow) remove(key string, p PodState, said string) {
+	c := w.c
+	var since time.Time
+	head := p.File + " was removed"
+	if f := c.file(p.File); f != nil {
+		since = f.ChangedAt
+		switch {
+		case f.Err != nil:
+			head = fmt.Sprintf("%s is invalid (%s)", p.File, problem(f.Err))
+		case f.Pod != nil && f.Pod.Key != key:
+			head = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key)
+		default:
+			head = p.File + " no longer gives the pod"
+		}
+	}
+	if !c.settled("pod/"+key, since) {
+		return
+	}
+	c.ownPods()
+	delete(c.next.Pods, key)
+	cl := w.claim(key, types.OpRemove, said, "")
+	c.portEmit(types.Change{
+		Op: types.OpRemove, Type: v1.EventTypeNormal, Reason: types.ReasonRemoved, Object: podObject(key), File: p.File, At: since, MaySkip: cl.MaySkip,
+		ID:      changeID(key, types.OpRemove, nil),
+		Key:     transition(types.ReasonRemoved, p.File, p.identity(), ""),
+		Message: c.glanced(head, "the kubelet stops the pod", ""),
+		Detail:  fmt.Sprintf("static pod %s removed: %s", key, head),
+	}, cl)
+}
+
+// portEmit says a pod change with its claim, its hedges rendered from it.
+func (c *computation) portEmit(ch types.Change, cl *types.Claim) {
+	key := ch.Object.Namespace + "/" + ch.Object.Name
+	delete(c.next.Pending, "pod/"+key)
+	delete(c.livePending, "pod/"+key)
+	ch.Claim = cl
+	ch.Message = hedged(ch.Message, cl)
+	c.changes = append(c.changes, ch)
+}

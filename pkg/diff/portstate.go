@@ -1,0 +1,146 @@
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/podwatch/podwatch/pkg/model"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Engine selects what decides the pod changes (Options.Engine).
+type Engine string
+
+// The engines.
+const (
+	// EngineCatalogue is the kubelet followed as a catalogue of races
+	// (kubeletView), the default.
+	EngineCatalogue Engine = "catalogue"
+	// EnginePort is the port of the kubelet's file source (pkg/model),
+	// replayed over a window of snapshots and explored where podwatch
+	// cannot see.
+	EnginePort Engine = "port"
+)
+
+// ParseEngine is the engine a name selects; "" is the default.
+func ParseEngine(name string) (Engine, error) {
+	switch e := Engine(name); e {
+	case "", EngineCatalogue:
+		return EngineCatalogue, nil
+	case EnginePort:
+		return e, nil
+	}
+	return "", fmt.Errorf("diff: unknown engine %q (want %s or %s)", name, EngineCatalogue, EnginePort)
+}
+
+// portCap bounds the distinct states a part of the window keeps after
+// any input; past it a claim is capped.
+const portCap = 256
+
+// portState is the port engine's state between steps: the kubelet as its
+// port holds it at the start of the window, and the window, the
+// snapshots since as the port's inputs. Not persisted: after a restart the
+// first snapshot, a list, rebuilds it.
+type portState struct {
+	base *model.Kubelet
+	tl   *model.Timeline
+	// versions are the files the window's events named, by path and
+	// config, for a change to a version the folder no longer holds.
+	versions map[string]*types.File
+}
+
+func newPortState() *portState {
+	return &portState{base: model.NewKubelet(), tl: &model.Timeline{}}
+}
+
+func (ps *portState) clone() *portState {
+	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions)}
+}
+
+// withEvents is s with the watch events that made it from the last
+// snapshot when it carries none, as the kubelet's watch would have taken
+// them in: a write of each name changed, a delete of each name gone.
+func (ps *portState) withEvents(s types.Snapshot) types.Snapshot {
+	if s.Events != nil || !ps.tl.Started() || s.PathErr != nil {
+		return s
+	}
+	names := s.Changed
+	if names == nil {
+		for _, f := range s.Files {
+			names = append(names, f.Name)
+		}
+		names = append(names, ps.tl.LastNames()...)
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	events := []types.WatchEvent{}
+	for _, name := range names {
+		was, is := ps.tl.Last(name), lookup(s.Files, name)
+		switch {
+		case is == nil && was != nil:
+			events = append(events, types.WatchEvent{Name: name, Gone: true})
+		case is != nil && !sameFile(was, is):
+			events = append(events, types.WatchEvent{Name: name})
+		}
+	}
+	s.Events = events
+	return s
+}
+
+// sameFile says whether two entries of a name hold the same for the
+// kubelet.
+func sameFile(a, b *types.File) bool {
+	if a == nil || b == nil || a == b {
+		return a == b
+	}
+	if (a.Pod == nil) != (b.Pod == nil) || (a.Err == nil) != (b.Err == nil) || a.NotRegular != b.NotRegular || !a.ChangedAt.Equal(b.ChangedAt) {
+		return false
+	}
+	return a.Pod == nil || a.Pod.Config == b.Pod.Config
+}
+
+// note keeps the versions s's events name, for fileFor.
+func (ps *portState) note(s types.Snapshot) {
+	for _, e := range s.Events {
+		if f := lookup(s.Files, e.Name); f != nil && f.Pod != nil {
+			if ps.versions == nil {
+				ps.versions = map[string]*types.File{}
+			}
+			ps.versions[pathIn(s, f.Name)+"\x00"+f.Pod.Config] = f
+		}
+	}
+}
+
+// fileFor is the file that holds the version of a pod the port runs: the
+// folder's now, or one the window's events named.
+func (ps *portState) fileFor(s types.Snapshot, p model.Pod) *types.File {
+	f := lookup(s.Files, filepath.Base(p.File))
+	if f != nil && validPod(f) && f.Pod.Key == p.Key && f.Pod.Config == p.Semantic {
+		return f
+	}
+	return ps.versions[p.File+"\x00"+p.Semantic]
+}
+
+// fold takes the window into the base, its ways having met.
+func (ps *portState) fold() {
+	ps.base.Take(ps.tl.Inputs())
+	ps.tl.Fold()
+	ps.versions = nil
+}
+
+// pathIn is the path the kubelet reads name at, for a snapshot of s's
+// folder.
+func pathIn(s types.Snapshot, name string) string {
+	if s.Single {
+		return s.Path
+	}
+	return filepath.Join(s.Path, name)
+}
+
+// portIdentity is a published pod as the port names what runs
+// (model.Kubelet.Running).
+func portIdentity(s types.Snapshot, key string, p *PodState) string {
+	return model.FromManifest(&types.Pod{Key: key, UID: p.UID, Config: p.Config}, pathIn(s, p.File)).Identity()
+}

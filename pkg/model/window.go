@@ -1,0 +1,175 @@
+package model
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A window is the inputs since a base state that every way agrees on: a
+// caller explores the window from the base, and folds it into the base
+// once its ways meet again, so that neither grows without bound.
+
+// Identity is what Kubelet.Running and End.Runs say of a pod that runs p.
+func (p Pod) Identity() string { return p.identity() }
+
+// Clone is a copy of k that shares nothing a later input changes.
+func (k *Kubelet) Clone() *Kubelet { return k.clone() }
+
+// Pod is the pod the merge holds for key, as Running names it.
+func (k *Kubelet) Pod(key string) (Pod, bool) {
+	for _, p := range k.Storage.pods {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return Pod{}, false
+}
+
+// Replay is k after inputs as podwatch's own view has them (every first
+// choice, every relist where it stands), k left as it is.
+func Replay(k *Kubelet, inputs []Input) *Kubelet {
+	p := start(k)
+	for _, in := range inputs {
+		p = p.apply(in)[0]
+	}
+	return p.k
+}
+
+// Take feeds k the inputs as podwatch's own view has them, in place:
+// the fold of a window whose ways agree. It costs what the kubelet's own
+// file source does, with no copy of k.
+func (k *Kubelet) Take(inputs []Input) {
+	for _, in := range inputs {
+		var u *Update
+		switch {
+		case in.Relist != nil:
+			entries := make([]Entry, len(in.Relist.Files))
+			at := make(map[string]int, len(in.Relist.Files))
+			for i, f := range in.Relist.Files {
+				entries[i] = f.Entry
+				at[f.Path] = i
+			}
+			u, _ = k.Source.ListConfig(!in.Relist.Missing, entries, func(path string) (Pod, error) {
+				i, ok := at[path]
+				if !ok || len(in.Relist.Files[i].Reads) == 0 {
+					return Pod{}, errUnlisted
+				}
+				return in.Relist.Files[i].Reads[0].get()
+			})
+		case in.Event != nil:
+			var o Outcome
+			if len(in.Reads) > 0 {
+				o = in.Reads[0]
+			}
+			u, _ = k.Source.ConsumeWatchEvent(*in.Event, func(string) (Pod, error) { return o.get() })
+		}
+		if u != nil {
+			k.Storage.Merge(u)
+		}
+	}
+}
+
+// Agreed says every way of every part ends in the same kubelet state:
+// the window can be folded into its base, keeping podwatch's own view.
+func (e *Explored) Agreed() bool {
+	for _, part := range e.Parts {
+		var first string
+		for i, end := range part.Ends {
+			var b strings.Builder
+			end.Kubelet.fingerprint(&b)
+			if i == 0 {
+				first = b.String()
+			} else if b.String() != first {
+				return false
+			}
+		}
+	}
+	return !e.Capped
+}
+
+// ExploreTouched is Explore of the keys the inputs may touch alone, the
+// rest of k's folder standing as one pod, as a part sees it: one watch
+// event in a large folder then costs what it touches. A relist among the
+// inputs lists every file, and the whole of k is explored.
+func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
+	touched := map[string]bool{}
+	for _, in := range inputs {
+		if in.Event == nil {
+			return Explore(k, inputs, max)
+		}
+		if key, ok := k.Source.fileKeyMapping[in.Event.Path]; ok {
+			touched[key] = true
+		}
+		for _, o := range in.Reads {
+			if o.Pod != nil {
+				touched[o.Pod.Key] = true
+			}
+		}
+	}
+	return Explore(k.narrow(touched, inputs), inputs, max)
+}
+
+// narrow is k with the keys touched, the mapping of the inputs' paths,
+// and the rest standing as one pod.
+func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
+	n := NewKubelet()
+	n.Storage.seen = k.Storage.seen
+	for key := range touched {
+		if p, ok := k.Source.store[key]; ok {
+			n.Source.store[key] = p
+		}
+	}
+	if len(k.Source.store) > len(n.Source.store) {
+		n.Source.store[restKey] = restPod
+		n.Source.fileKeyMapping[restPath] = restKey
+	}
+	for _, in := range inputs {
+		if key, ok := k.Source.fileKeyMapping[in.Event.Path]; ok {
+			n.Source.fileKeyMapping[in.Event.Path] = key
+		}
+	}
+	rest := false
+	for uid, p := range k.Storage.pods {
+		if touched[p.Key] {
+			n.Storage.pods[uid] = p
+		} else {
+			rest = true
+		}
+	}
+	if rest {
+		n.Storage.pods[restPod.UID] = restPod
+	}
+	return n
+}
+
+// Clone is a copy of t that a later Add of either leaves the other as it
+// was.
+func (t *Timeline) Clone() *Timeline {
+	c := *t
+	c.inputs = slices.Clone(t.inputs)
+	c.files = maps.Clone(t.files)
+	c.open = make([][]int, len(t.open))
+	for i, o := range t.open {
+		c.open[i] = slices.Clone(o)
+	}
+	return &c
+}
+
+// Fold drops the inputs, which the caller has folded into its base: the
+// files last seen and the last relist taken in stay, for the next Add.
+// The reads just folded can no longer be widened by a later snapshot.
+func (t *Timeline) Fold() {
+	t.inputs, t.open, t.events = nil, nil, 0
+}
+
+// Started says a first snapshot was taken in.
+func (t *Timeline) Started() bool { return t.started }
+
+// Last is the file of that name as the last snapshot had it, nil if none.
+func (t *Timeline) Last(name string) *types.File { return t.files[name] }
+
+// LastNames are the names the last snapshot held.
+func (t *Timeline) LastNames() []string { return slices.Collect(maps.Keys(t.files)) }
