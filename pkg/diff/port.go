@@ -73,6 +73,14 @@ func (c *computation) portChanges(ps *portState) {
 		w.change(key)
 	}
 	sortByPod(c.changes[first:])
+	if len(inputs) > portWindowMax {
+		// A busy folder, where some way always differs or some change
+		// always waits: podwatch's own view stands for the others from
+		// here, so that a step costs what the window holds, not what
+		// the folder went through.
+		ps.fold()
+		return
+	}
 	for id := range c.next.Pending {
 		if strings.HasPrefix(id, "pod/") {
 			return // a change waits: the window holds what it will say
@@ -82,6 +90,10 @@ func (c *computation) portChanges(ps *portState) {
 		ps.fold()
 	}
 }
+
+// portWindowMax bounds the inputs a window holds before it is folded
+// whatever its ways say.
+const portWindowMax = 32
 
 // portWindow is one step's exploration of the window.
 type portWindow struct {

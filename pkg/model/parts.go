@@ -14,7 +14,8 @@ type Explored struct {
 
 // Part is the exploration of the pod keys the inputs link: the keys one
 // file's reads may give. Parts are explored apart, so that choices in one
-// do not multiply those in another. Only a relist links them further: it
+// do not multiply those in another; the keys no read has a choice for
+// are one part, which nothing multiplies. Only a relist links them further: it
 // sends an empty list when no file gives a pod, which drops every pod and
 // keeps the store. A part sees the rest of the folder in a relist as one
 // stand-in file, which gives a pod or not as the rest's reads may.
@@ -61,8 +62,12 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 	for path, key := range k.Source.fileKeyMapping {
 		note(path, key)
 	}
+	unsurePaths := map[string]bool{} // paths a read has a choice for
 	for _, in := range inputs {
 		if in.Event != nil {
+			if len(in.Reads) > 1 {
+				unsurePaths[in.Event.Path] = true
+			}
 			for _, o := range in.Reads {
 				if o.Pod != nil {
 					note(in.Event.Path, o.Pod.Key)
@@ -71,6 +76,9 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			continue
 		}
 		for _, f := range in.Relist.Files {
+			if len(f.Reads) > 1 {
+				unsurePaths[f.Path] = true
+			}
 			for _, o := range f.Reads {
 				if o.Pod != nil {
 					note(f.Path, o.Pod.Key)
@@ -104,6 +112,27 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 				continue
 			}
 			parent[find(key)] = first
+		}
+	}
+	// Keys no read has a choice for are explored as one part: without
+	// choices, exploring them together multiplies nothing, and a part
+	// per key would cost each a copy of the rest.
+	unsure := map[string]bool{}
+	for path, keys := range keysOf {
+		if unsurePaths[path] {
+			for key := range keys {
+				unsure[find(key)] = true
+			}
+		}
+	}
+	sure := ""
+	for key := range parent {
+		if r := find(key); !unsure[r] {
+			if sure == "" {
+				sure = r
+			} else if r != sure {
+				parent[r] = sure
+			}
 		}
 	}
 	byRoot := map[string][]string{}
