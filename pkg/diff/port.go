@@ -44,11 +44,12 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 // run differs from what was published, once it may be said.
 func (c *computation) portChanges(ps *portState) {
 	snap := ps.withEvents(c.snap)
+	unseen := ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
 	ps.note(snap)
 	ps.tl.Add(snap)
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
-	w := &portWindow{c: c, ps: ps, e: e, inputs: inputs}
+	w := &portWindow{c: c, ps: ps, e: e, inputs: inputs, unseen: unseen}
 	keys := map[string]bool{}
 	for _, part := range e.Parts {
 		for _, key := range part.Keys {
@@ -93,7 +94,7 @@ func (c *computation) portChanges(ps *portState) {
 
 // portWindowMax bounds the inputs a window holds before it is folded
 // whatever its ways say.
-const portWindowMax = 32
+const portWindowMax = 12
 
 // portWindow is one step's exploration of the window.
 type portWindow struct {
@@ -104,6 +105,8 @@ type portWindow struct {
 	// pre is the own view before the window's last input, a relist; nil
 	// until asked for.
 	pre *model.Kubelet
+	// unseen: that relist is one podwatch did not see, but knows came.
+	unseen bool
 }
 
 // own is what podwatch's own view runs for key at the end of the window,
@@ -172,7 +175,7 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 	}
 	if w.atRelist(key, to) {
 		cl.At = types.ClaimAtRelist
-		cl.Estimate = c.snap.KubeletRelist.IsZero()
+		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen
 	}
 	if c.portBehind() {
 		cl.Before.Max = nil

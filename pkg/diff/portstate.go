@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/podwatch/podwatch/pkg/model"
 	"github.com/podwatch/podwatch/pkg/types"
@@ -99,6 +100,19 @@ func sameFile(a, b *types.File) bool {
 		return false
 	}
 	return a.Pod == nil || a.Pod.Config == b.Pod.Config
+}
+
+// unseenRelist gives s a relist of the kubelet's that podwatch did not
+// see but knows came: the kubelet relists every period, and more than
+// a period and a half has gone by since the last one taken in. It says
+// whether it did. Without a relist ever seen, podwatch's own stand in.
+func (ps *portState) unseenRelist(s *types.Snapshot, now time.Time, period time.Duration) bool {
+	last := ps.tl.Relisted()
+	if period <= 0 || last.IsZero() || s.KubeletRelist.After(last) || now.Before(last.Add(period+period/2)) {
+		return false
+	}
+	s.KubeletRelist = last.Add(period)
+	return true
 }
 
 // note keeps the versions s's events name, for fileFor.

@@ -280,6 +280,14 @@ func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listi
 					ls.Reads = append(ls.Reads, o)
 				}
 			}
+			if f != nil && f.ChangedAt.After(s.KubeletRelist) {
+				// Written after the relist: podwatch's own view is
+				// that it read the version before.
+				before := view(p, path)
+				if i := slices.IndexFunc(ls.Reads, before.same); i > 0 {
+					ls.Reads[0], ls.Reads[i] = ls.Reads[i], ls.Reads[0]
+				}
+			}
 		}
 		l.Files = append(l.Files, ls)
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -173,3 +174,7 @@ func (t *Timeline) Last(name string) *types.File { return t.files[name] }
 
 // LastNames are the names the last snapshot held.
 func (t *Timeline) LastNames() []string { return slices.Collect(maps.Keys(t.files)) }
+
+// Relisted is when the last relist of the kubelet's taken in was (zero
+// for none): the next one comes a relist period after it.
+func (t *Timeline) Relisted() time.Time { return t.relist }
