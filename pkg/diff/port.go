@@ -44,9 +44,13 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 // run differs from what was published, once it may be said.
 func (c *computation) portChanges(ps *portState) {
 	snap := ps.withEvents(c.snap)
-	unseen := ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
-	ps.note(snap)
-	ps.tl.Add(snap)
+	unseen := false
+	if !ps.again(snap) {
+		// A recheck hands the same snapshot again: its inputs are in.
+		unseen = ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
+		ps.note(snap)
+		ps.tl.Add(snap)
+	}
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
 	w := &portWindow{c: c, ps: ps, e: e, inputs: inputs, unseen: unseen}
@@ -56,6 +60,13 @@ func (c *computation) portChanges(ps *portState) {
 			if !strings.HasPrefix(key, "\x00") {
 				keys[key] = true
 			}
+		}
+	}
+	for id := range c.next.Pending {
+		// A change that waits is looked at again, though the window that
+		// made it may have been folded since.
+		if key, ok := strings.CutPrefix(id, "pod/"); ok {
+			keys[key] = true
 		}
 	}
 	if slices.ContainsFunc(inputs, func(in model.Input) bool { return in.Relist != nil }) {

@@ -50,6 +50,27 @@ type portState struct {
 	// versions are the files the window's events named, by path and
 	// config, for a change to a version the folder no longer holds.
 	versions map[string]*types.File
+	// last is the last snapshot taken in, which a recheck hands again.
+	last struct {
+		seq   uint64
+		time  time.Time
+		files *types.File
+	}
+}
+
+// again says s is the snapshot last taken in, handed again for a
+// recheck, and notes it as the last otherwise.
+func (ps *portState) again(s types.Snapshot) bool {
+	var first *types.File
+	if len(s.Files) > 0 {
+		first = s.Files[0]
+	}
+	l := &ps.last
+	if ps.tl.Started() && l.seq == s.Seq && l.time.Equal(s.Time) && l.files == first {
+		return true
+	}
+	l.seq, l.time, l.files = s.Seq, s.Time, first
+	return false
 }
 
 func newPortState() *portState {
@@ -57,7 +78,7 @@ func newPortState() *portState {
 }
 
 func (ps *portState) clone() *portState {
-	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions)}
+	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions), last: ps.last}
 }
 
 // withEvents is s with the watch events that made it from the last
