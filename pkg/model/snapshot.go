@@ -93,9 +93,36 @@ func (t *Timeline) Add(s types.Snapshot) {
 		// relist may come before this snapshot's events and the last
 		// one's, still queued.
 		t.relist = s.KubeletRelist
-		t.inputs = append(t.inputs, Input{Relist: t.relisted(s, now), Early: events + t.events})
+		in := Input{Relist: t.relisted(s, now), Early: events + t.events}
+		at := t.readBefore(s, from)
+		in.Early -= len(t.inputs) - at
+		t.inputs = slices.Insert(t.inputs, at, in)
+		for _, open := range t.open {
+			for j, k := range open {
+				if k >= at {
+					open[j]++
+				}
+			}
+		}
 	}
 	t.files, t.started, t.events = now, true, events
+}
+
+// readBefore is where, among the inputs from from on (this snapshot's
+// events), the relist s reports goes in podwatch's own view: before the
+// first event of a file the detector saw the relist open before that
+// write (RelistRead.Written, not Before), else after them all.
+func (t *Timeline) readBefore(s types.Snapshot, from int) int {
+	for i := from; i < len(t.inputs); i++ {
+		if t.inputs[i].Event == nil {
+			continue
+		}
+		name := filepath.Base(t.inputs[i].Event.Path)
+		if slices.ContainsFunc(s.KubeletRelistRead.Written, func(w types.RelistWrite) bool { return w.Name == name && !w.Before }) {
+			return i
+		}
+	}
+	return len(t.inputs)
 }
 
 // lag is how many snapshots the kubelet may take events in behind
@@ -280,9 +307,9 @@ func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listi
 					ls.Reads = append(ls.Reads, o)
 				}
 			}
-			if f != nil && f.ChangedAt.After(s.KubeletRelist) {
-				// Written after the relist: podwatch's own view is
-				// that it read the version before.
+			if f != nil && slices.ContainsFunc(s.KubeletRelistRead.Written, func(w types.RelistWrite) bool { return w.Name == name && !w.Before }) {
+				// Written after the relist opened it: podwatch's own
+				// view is that it read the version before.
 				before := view(p, path)
 				if i := slices.IndexFunc(ls.Reads, before.same); i > 0 {
 					ls.Reads[0], ls.Reads[i] = ls.Reads[i], ls.Reads[0]

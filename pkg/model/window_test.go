@@ -1,0 +1,45 @@
+package model
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A relist the detector saw open web.yaml before a write to it read the
+// version before, whatever the snapshot that reports it holds: podwatch's
+// own view takes the relist in before that write's event. An invalid
+// write leaves the pod running; a valid one runs, not the version the
+// relist read.
+func TestRelistOpenedBeforeTheWriteReadTheVersionBefore(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	good := &types.File{Name: "web.yaml", Path: "/m/web.yaml", Pod: &types.Pod{Key: "default/web", Config: "v1"}, Complete: true, ChangedAt: t0}
+	bad := &types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("invalid"), Complete: true, ChangedAt: t0.Add(3 * time.Second)}
+	v2 := &types.File{Name: "web.yaml", Path: "/m/web.yaml", Pod: &types.Pod{Key: "default/web", Config: "v2"}, Complete: true, ChangedAt: t0.Add(3 * time.Second)}
+	for _, tc := range []struct {
+		name   string
+		write  *types.File
+		before bool   // the write came before the relist opened the file
+		runs   string // the config that runs at the end
+	}{
+		{"invalid, opened before the write", bad, false, "v1"},
+		{"invalid, opened after the write", bad, true, ""},
+		{"valid, opened before the write", v2, false, "v2"},
+		{"valid, opened after the write", v2, true, "v2"},
+	} {
+		var tl Timeline
+		tl.Add(types.Snapshot{Time: t0, Relist: true, Path: "/m", Files: []*types.File{good}, KubeletRelist: t0})
+		k := Replay(NewKubelet(), tl.Inputs())
+		tl.Fold()
+		tl.Add(types.Snapshot{
+			Time: t0.Add(3 * time.Second), Seq: 2, Path: "/m", Files: []*types.File{tc.write},
+			Events: []types.WatchEvent{{Name: "web.yaml"}}, KubeletRelist: t0.Add(2 * time.Second),
+			KubeletRelistRead: types.RelistRead{Written: []types.RelistWrite{{Name: "web.yaml", Before: tc.before}}},
+		})
+		if got := SemanticOf(Replay(k, tl.Inputs()).Running("default/web")); got != tc.runs {
+			t.Errorf("%s: %q runs, want %q", tc.name, got, tc.runs)
+		}
+	}
+}
