@@ -105,7 +105,7 @@ func (c *computation) portChanges(ps *portState) {
 
 // portWindowMax bounds the inputs a window holds before it is folded
 // whatever its ways say.
-const portWindowMax = 12
+const portWindowMax = 8
 
 // portWindow is one step's exploration of the window.
 type portWindow struct {

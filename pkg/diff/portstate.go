@@ -38,7 +38,7 @@ func ParseEngine(name string) (Engine, error) {
 
 // portCap bounds the distinct states a part of the window keeps after
 // any input; past it a claim is capped.
-const portCap = 256
+const portCap = 32
 
 // portState is the port engine's state between steps: the kubelet as its
 // port holds it at the start of the window, and the window, the

@@ -19,7 +19,14 @@ func explorePart(k *Kubelet, inputs []Input, max int) ([]End, bool) {
 			var next []*path
 			step := map[string]bool{}
 			for _, p := range paths {
-				for _, q := range p.apply(in) {
+				qs := p.apply(in)
+				if len(paths) == 1 && len(qs) == 1 {
+					// One way in, one way on: nothing to tell apart, and a
+					// fingerprint costs the part's whole state.
+					next = qs
+					break
+				}
+				for _, q := range qs {
 					fp := q.fingerprint()
 					if step[fp] {
 						continue
@@ -32,6 +39,10 @@ func explorePart(k *Kubelet, inputs []Input, max int) ([]End, bool) {
 				next, capped = next[:max], true
 			}
 			paths = next
+		}
+		if len(orders) == 1 && len(paths) == 1 {
+			ends = append(ends, End{Kubelet: paths[0].k, Runs: paths[0].runs})
+			continue
 		}
 		for _, p := range paths {
 			if fp := p.fingerprint(); !seen[fp] {
