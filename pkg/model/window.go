@@ -110,6 +110,19 @@ func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
 			}
 		}
 	}
+	if len(touched) > 0 && len(k.Source.store) != len(k.Storage.pods) {
+		// The store holds pods the merge does not run (an empty relist
+		// kept them): an event that sends the store starts them again.
+		running := make(map[string]bool, len(k.Storage.pods))
+		for _, p := range k.Storage.pods {
+			running[p.Key] = true
+		}
+		for key := range k.Source.store {
+			if !running[key] {
+				touched[key] = true
+			}
+		}
+	}
 	return Explore(k.narrow(touched, inputs), inputs, max)
 }
 

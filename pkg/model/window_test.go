@@ -43,3 +43,35 @@ func TestRelistOpenedBeforeTheWriteReadTheVersionBefore(t *testing.T) {
 		}
 	}
 }
+
+// An empty relist drops every pod and keeps the store: the next event
+// that sends the store starts them again, though it names another file,
+// and exploring what the event touches alone must still see them.
+func TestExploreTouchedSeesPodsAnEmptyRelistKept(t *testing.T) {
+	pod := func(name string) *Pod {
+		return &Pod{Key: "default/" + name, UID: name, Semantic: name, File: "/m/" + name + ".yaml"}
+	}
+	listing := func(pods ...*Pod) Input {
+		l := &Listing{}
+		for _, name := range []string{"a", "b"} {
+			o := Outcome{Err: errors.New("invalid")}
+			for _, p := range pods {
+				if p.Key == "default/"+name {
+					o = Outcome{Pod: p}
+				}
+			}
+			l.Files = append(l.Files, Listed{Entry: Entry{Path: "/m/" + name + ".yaml"}, Reads: []Outcome{o}})
+		}
+		return Input{Relist: l}
+	}
+	k := NewKubelet()
+	k.Take([]Input{listing(pod("a"), pod("b")), listing()})
+	if k.Running("default/a") != "" {
+		t.Fatal("the empty relist left pod a running")
+	}
+	c := pod("c")
+	e := ExploreTouched(k, []Input{{Event: &WatchEvent{Path: c.File, Type: PodModify}, Reads: []Outcome{{Pod: c}}}}, 16)
+	if s := e.Span("default/a"); s.To != pod("a").Identity() {
+		t.Errorf("pod a after an event of c.yaml: %q, want it started again", s.To)
+	}
+}
