@@ -300,6 +300,12 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	facts := updateFacts{fields: fields, describeErr: describeErr, content: p.Hash != f.Pod.Hash, restyled: p.Hash == f.Pod.Hash && content,
 		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned}
 	cl := w.claim(key, types.OpUpdate, said, to)
+	if !f.Complete {
+		// Read while still open for writing, and said once quiet: the
+		// kubelet may have read only the part, or only the whole, which
+		// a window folded since no longer says.
+		cl.MaySkip = true
+	}
 	c.portEmit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,

@@ -56,3 +56,33 @@ func TestPortWaitingChangeOutlivesAFold(t *testing.T) {
 		t.Errorf("the recheck took its snapshot in again: %d inputs, was %d", n, inputs)
 	}
 }
+
+// A relist of the kubelet's not seen is taken in once a period has gone
+// by with no file changed in it, dated a period back: whenever the
+// kubelet made it in that period, it read the folder as it is now.
+func TestPortUnseenRelistOnlyOverAQuietPeriod(t *testing.T) {
+	period := 20 * time.Second
+	ps := newPortState()
+	f := valid("web.yaml", pod("web", "img:1"), t0)
+	s := snap(true, f)
+	s.KubeletRelist = t0
+	ps.tl.Add(s)
+	for _, tc := range []struct {
+		changed, now time.Duration
+		want         bool
+	}{
+		{changed: 5 * time.Second, now: 15 * time.Second, want: false}, // within a period of the last
+		{changed: 5 * time.Second, now: 30 * time.Second, want: true},
+		{changed: 25 * time.Second, now: 30 * time.Second, want: false}, // a write within the period
+	} {
+		g := valid("web.yaml", pod("web", "img:2"), t0.Add(tc.changed))
+		next := snap(false, g)
+		got := ps.unseenRelist(&next, t0.Add(tc.now), period)
+		if got != tc.want {
+			t.Errorf("changed at +%v, now +%v: unseen relist %v, want %v", tc.changed, tc.now, got, tc.want)
+		}
+		if got && !next.KubeletRelist.Equal(t0.Add(tc.now-period)) {
+			t.Errorf("changed at +%v, now +%v: dated %v, want a period back", tc.changed, tc.now, next.KubeletRelist)
+		}
+	}
+}

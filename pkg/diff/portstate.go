@@ -124,15 +124,24 @@ func sameFile(a, b *types.File) bool {
 }
 
 // unseenRelist gives s a relist of the kubelet's that podwatch did not
-// see but knows came: the kubelet relists every period, and more than
-// a period and a half has gone by since the last one taken in. It says
+// see but knows came: the kubelet relists every period, so one fell in
+// the last period, after the last one taken in. Only once no file
+// changed within that period, so that the relist read every file as s
+// has it, whenever it fell; a held-up kubelet relists late, and a
+// relist placed too early would say a change before it made it. It says
 // whether it did. Without a relist ever seen, podwatch's own stand in.
 func (ps *portState) unseenRelist(s *types.Snapshot, now time.Time, period time.Duration) bool {
 	last := ps.tl.Relisted()
-	if period <= 0 || last.IsZero() || s.KubeletRelist.After(last) || now.Before(last.Add(period+period/2)) {
+	at := now.Add(-period)
+	if period <= 0 || last.IsZero() || s.KubeletRelist.After(last) || !at.After(last) {
 		return false
 	}
-	s.KubeletRelist = last.Add(period)
+	for _, f := range s.Files {
+		if f.ChangedAt.After(at) {
+			return false
+		}
+	}
+	s.KubeletRelist = at
 	return true
 }
 
