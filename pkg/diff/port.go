@@ -90,7 +90,7 @@ func (c *computation) portChanges(ps *portState) {
 		// always waits: podwatch's own view stands for the others from
 		// here, so that a step costs what the window holds, not what
 		// the folder went through.
-		ps.fold()
+		ps.fold(e)
 		return
 	}
 	for id := range c.next.Pending {
@@ -99,7 +99,7 @@ func (c *computation) portChanges(ps *portState) {
 		}
 	}
 	if e.Agreed() {
-		ps.fold()
+		ps.fold(e)
 	}
 }
 

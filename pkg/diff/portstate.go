@@ -167,9 +167,10 @@ func (ps *portState) fileFor(s types.Snapshot, p model.Pod) *types.File {
 	return ps.versions[p.File+"\x00"+p.Semantic]
 }
 
-// fold takes the window into the base, its ways having met.
-func (ps *portState) fold() {
-	ps.base.Take(ps.tl.Inputs())
+// fold takes the window into the base as e, its exploration, found
+// podwatch's own view.
+func (ps *portState) fold(e *model.Explored) {
+	ps.base.Absorb(e, ps.tl.Inputs())
 	ps.tl.Fold()
 	ps.versions = nil
 }

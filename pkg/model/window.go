@@ -191,3 +191,56 @@ func (t *Timeline) LastNames() []string { return slices.Collect(maps.Keys(t.file
 // Relisted is when the last relist of the kubelet's taken in was (zero
 // for none): the next one comes a relist period after it.
 func (t *Timeline) Relisted() time.Time { return t.relist }
+
+// Absorb folds inputs into k as e, their exploration from k by
+// ExploreTouched, found podwatch's own view: each part's first end holds
+// its keys as the whole kubelet would, so only those keys and the
+// inputs' paths change, with no replay of the whole store. A relist
+// among the inputs lists every file, and is replayed (Take).
+func (k *Kubelet) Absorb(e *Explored, inputs []Input) {
+	if slices.ContainsFunc(inputs, func(in Input) bool { return in.Event == nil }) {
+		k.Take(inputs)
+		return
+	}
+	keys := map[string]bool{}
+	for _, part := range e.Parts {
+		for _, key := range part.Keys {
+			if key != restKey {
+				keys[key] = true
+			}
+		}
+	}
+	for uid, p := range k.Storage.pods {
+		if keys[p.Key] {
+			delete(k.Storage.pods, uid)
+		}
+	}
+	for _, part := range e.Parts {
+		end := part.Ends[0].Kubelet
+		k.Storage.seen = k.Storage.seen || end.Storage.seen
+		for _, key := range part.Keys {
+			if key == restKey {
+				continue
+			}
+			if p, ok := end.Source.store[key]; ok {
+				k.Source.store[key] = p
+			} else {
+				delete(k.Source.store, key)
+			}
+		}
+		for uid, p := range end.Storage.pods {
+			if keys[p.Key] {
+				k.Storage.pods[uid] = p
+			}
+		}
+	}
+	for _, in := range inputs {
+		path := in.Event.Path
+		delete(k.Source.fileKeyMapping, path)
+		for _, part := range e.Parts {
+			if key, ok := part.Ends[0].Kubelet.Source.fileKeyMapping[path]; ok {
+				k.Source.fileKeyMapping[path] = key
+			}
+		}
+	}
+}
