@@ -81,6 +81,11 @@ func orderings(inputs []Input, max int) ([][]Input, bool) {
 	return orders, false
 }
 
+// maxCombinations bounds the combinations of its reads' outcomes one
+// relist is taken along: each of many files with a choice multiplies
+// them, and past any cap's worth the exploration is capped anyway.
+const maxCombinations = 1024
+
 // path is one way so far.
 type path struct {
 	k    *Kubelet
@@ -156,6 +161,10 @@ func (p *path) relist(l *Listing) []*path {
 		})
 		q.merge(u)
 		out = append(out, q)
+		if len(out) == maxCombinations {
+			// More than any cap keeps: the caller caps the rest.
+			return out
+		}
 		// The next combination, the first file's choice turning fastest.
 		i := 0
 		for ; i < len(pick); i++ {

@@ -104,3 +104,23 @@ func TestAbsorbIsTake(t *testing.T) {
 		t.Errorf("absorbed:\n%q\nreplayed:\n%q", b.String(), a.String())
 	}
 }
+
+// A relist of many files of one key, each read with a choice, has more
+// combinations than any cap keeps: the exploration is capped, not taken
+// along all of them.
+func TestRelistOfManyChoicesIsCapped(t *testing.T) {
+	l := &Listing{}
+	for i := range 14 {
+		path := "/m/" + string(rune('a'+i)) + ".yaml"
+		p := Pod{Key: "default/web", UID: path, Semantic: path, File: path}
+		l.Files = append(l.Files, Listed{Entry: Entry{Path: path}, Reads: []Outcome{{Pod: &p}, {Err: ErrUnread}, {Pod: &Pod{Key: "default/web", UID: "u", Semantic: "u", File: path}}}})
+	}
+	start := time.Now()
+	e := Explore(NewKubelet(), []Input{{Relist: l}}, 32)
+	if !e.Capped {
+		t.Error("3^14 ways of one relist: not capped")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
