@@ -2,6 +2,8 @@ package diff
 
 import (
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +16,9 @@ import (
 // stepper feeds snapshots of one folder to Advance, numbered and naming
 // what they changed, as the file source's are.
 type stepper struct {
-	t     *testing.T
-	st    State
-	seq   uint64
-	files map[string]*types.File
-	now   time.Time
+	t  *testing.T
+	st State
+	folder
 	// extra makes the next relist podwatch's own (Snapshot.Extra), with
 	// the events given.
 	extra bool
@@ -30,7 +30,7 @@ type stepper struct {
 }
 
 func newStepper(t *testing.T) *stepper {
-	return &stepper{t: t, files: map[string]*types.File{}, now: t0}
+	return &stepper{t: t, folder: newFolder()}
 }
 
 // step changes the named files (nil deletes) and returns what Advance says,
@@ -43,20 +43,37 @@ func (s *stepper) step(relist bool, change map[string]*types.File) []types.Chang
 // stepEvents is step with the watch events that made the change, in order.
 func (s *stepper) stepEvents(relist bool, events []types.WatchEvent, change map[string]*types.File) []types.Change {
 	s.t.Helper()
-	s.seq++
-	s.now = s.now.Add(5 * time.Second)
-	var changed []string
-	for name, f := range change {
-		changed = append(changed, name)
+	return s.advance(relist, events, s.change(change))
+}
+
+// folder is a test folder's files under /m and its clock.
+type folder struct {
+	seq   uint64
+	files map[string]*types.File
+	now   time.Time
+}
+
+func newFolder() folder {
+	return folder{files: map[string]*types.File{}, now: t0}
+}
+
+// change is the next snapshot's: 5 s on, the named files changed (nil
+// deletes). It returns their names, sorted.
+func (d *folder) change(change map[string]*types.File) []string {
+	d.seq++
+	d.now = d.now.Add(5 * time.Second)
+	changed := slices.Sorted(maps.Keys(change))
+	for _, name := range changed {
+		f := change[name]
 		if f == nil {
-			delete(s.files, name)
+			delete(d.files, name)
 			continue
 		}
 		g := *f
-		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, s.now
-		s.files[name] = &g
+		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, d.now
+		d.files[name] = &g
 	}
-	return s.advance(relist, events, changed)
+	return changed
 }
 
 // chmod is a chmod of each named file, seen as its watch event: the

@@ -2,10 +2,10 @@ package diff
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -13,11 +13,9 @@ import (
 // twin feeds one folder's snapshots, numbered and naming what changed as
 // the file source's do, to both engines, each with its own State.
 type twin struct {
-	t     *testing.T
-	seq   uint64
-	files map[string]*types.File
-	now   time.Time
-	st    [2]State
+	t  *testing.T
+	st [2]State
+	folder
 	// seen makes each relist the kubelet's, seen.
 	seen bool
 	// steps are what each engine said, step by step.
@@ -27,26 +25,13 @@ type twin struct {
 var engines = [2]Engine{EngineCatalogue, EnginePort}
 
 func newTwin(t *testing.T) *twin {
-	return &twin{t: t, files: map[string]*types.File{}, now: t0}
+	return &twin{t: t, folder: newFolder()}
 }
 
 // step changes the named files (nil deletes) with the events given (nil:
 // none known) and advances both engines through every recheck.
 func (w *twin) step(relist bool, events []types.WatchEvent, change map[string]*types.File) {
-	w.seq++
-	w.now = w.now.Add(5 * time.Second)
-	var changed []string
-	for name, f := range change {
-		changed = append(changed, name)
-		if f == nil {
-			delete(w.files, name)
-			continue
-		}
-		g := *f
-		g.Name, g.Path, g.ChangedAt = name, "/m/"+name, w.now
-		w.files[name] = &g
-	}
-	slices.Sort(changed)
+	changed := w.change(change)
 	s := types.Snapshot{Time: w.now, Seq: w.seq, Relist: relist, Path: "/m", Watch: types.WatchStatus{Up: true}}
 	if !relist {
 		s.Changed, s.Events = changed, events
@@ -54,13 +39,7 @@ func (w *twin) step(relist bool, events []types.WatchEvent, change map[string]*t
 	if relist && w.seen {
 		s.KubeletRelist = w.now
 	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range w.files {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(w.files)) {
 		s.Files = append(s.Files, w.files[name])
 	}
 	var got [2][]types.Change
