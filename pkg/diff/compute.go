@@ -69,11 +69,14 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		return c.portStep(prev, inPlace)
 	}
 	heldUp := c.heldUp(prev.kubelet)
+	again := prev.kubelet.relistAgain(snap)
 	c.takeIn(prev.kubelet, inPlace)
 	c.release(heldUp)
-	if c.kv.watchGone && !c.relisted && snap.PathErr == nil {
+	if c.kv.watchGone && !c.relisted && !again && snap.PathErr == nil {
 		// The kubelet takes in nothing before its next relist: neither
-		// does podwatch, so what it says is what that relist does.
+		// does podwatch, so what it says is what that relist does. A
+		// recheck of the snapshot that brought a relist goes on: what that
+		// relist did may wait for the settle delay.
 		c.next.base = nil
 		c.next.Inventory = c.inventory
 		return nil, c.next, time.Time{}

@@ -143,6 +143,9 @@ type kubeletView struct {
 	// only, until it restarts, which podwatch cannot see. seenFolder: a
 	// snapshot found the folder.
 	watchGone, seenFolder bool
+	// relisted: the snapshot taken in last brought a relist, which a
+	// recheck of it may still have changes of to say.
+	relisted bool
 	// What a relist podwatch did not see takes back, so that a follower
 	// can tell the pod it runs (types.TakeBack); at is when the step's
 	// snapshot was taken:
@@ -242,6 +245,16 @@ func kubeletRelisted(v *kubeletView, snap types.Snapshot) (relisted, estimated b
 	return snap.Relist && !snap.Extra, true
 }
 
+// again says snap is the one v took in last, handed again for a recheck.
+func (v *kubeletView) again(snap types.Snapshot) bool {
+	return v != nil && snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist)
+}
+
+// relistAgain says snap is the one v took in last, and it brought a relist.
+func (v *kubeletView) relistAgain(snap types.Snapshot) bool {
+	return v.again(snap) && v.relisted
+}
+
 // step takes snap into v: a relist replaces the store, any other snapshot
 // plays the files it changed as the kubelet's watch events. period is the
 // kubelet's relist period (0: unknown). It returns v, or a new view when v
@@ -258,7 +271,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 		}
 	}
 	v.period = period
-	if snap.Seq != 0 && snap.Seq == v.seq && snap.KubeletRelist.Equal(v.relist) {
+	if v.again(snap) {
 		// The same snapshot again, for a recheck: taken in already, and
 		// what its step dropped and passed still tells what is held back.
 		return v
@@ -313,7 +326,7 @@ func (v *kubeletView) step(snap types.Snapshot, relist bool, period time.Duratio
 		}
 	}
 	v.pruneInvalid()
-	v.files, v.seq = snap.Files, snap.Seq
+	v.files, v.seq, v.relisted = snap.Files, snap.Seq, relist
 	if !snap.KubeletRelist.IsZero() {
 		v.relist = snap.KubeletRelist
 	}
@@ -823,6 +836,15 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			plain = false
 		}
 	}
+	// With no watch (the folder went, and its watch with it), nothing
+	// takes a going in but a relist: a name the relist listed at its
+	// folder open, gone since, was read by it, and its pod stays until a
+	// relist finds it gone.
+	kept := v.listedGone(snap, store)
+	for key, name := range kept {
+		store[key] = name
+		plain = false
+	}
 	if !v.empty {
 		for key, name := range v.store {
 			m, ok := mid[name]
@@ -846,7 +868,7 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 		}
 	}
 	for name, key := range v.keys {
-		if lookup(snap.Files, name) != nil {
+		if lookup(snap.Files, name) != nil || kept[key] == name {
 			continue
 		}
 		// Gone, though no watch event said so yet: the relist read the
@@ -879,6 +901,30 @@ func (v *kubeletView) replace(snap types.Snapshot) {
 			delete(v.held, key)
 		}
 	}
+}
+
+// listedGone gives, when the view has no watch, the pods of the store
+// whose files snap's relist listed at its folder open and that are gone
+// now: by key, the file. nil with a watch, or without the detector's list.
+func (v *kubeletView) listedGone(snap types.Snapshot, store map[string]string) map[string]string {
+	listed := snap.KubeletRelistRead.Listed
+	if !v.watchGone || len(listed) == 0 {
+		return nil
+	}
+	var out map[string]string
+	for key, name := range v.store {
+		if _, taken := store[key]; taken || lookup(snap.Files, name) != nil {
+			continue
+		}
+		if _, ok := slices.BinarySearch(listed, name); !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[key] = name
+	}
+	return out
 }
 
 // noteWentBack records, for a relist taken in after the watch took in a

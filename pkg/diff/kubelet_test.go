@@ -296,6 +296,41 @@ func TestKubeletWatchGoneWithTheFolder(t *testing.T) {
 	}
 }
 
+// With its watch gone, the kubelet takes a file's deletion in only at a
+// relist: one that listed the file at its folder open, the deletion coming
+// after, still runs the pod, though podwatch sees the relist only once the
+// file is gone. The next relist stops it.
+func TestKubeletWatchGoneDeleteAfterARelistsOpen(t *testing.T) {
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	var st State
+	step := func(seq uint64, pathErr error, listed []string, files ...*types.File) []types.Change {
+		t.Helper()
+		now := t0.Add(time.Duration(seq) * 5 * time.Second)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: true, Path: "/m", PathErr: pathErr, Watch: types.WatchStatus{Up: pathErr == nil}, Files: files}
+		if pathErr == nil && seq > 1 {
+			snap.KubeletRelist = now.Add(-10 * time.Millisecond)
+			snap.KubeletRelistRead.Listed = listed
+		}
+		return advanceAll(&st, snap, now)
+	}
+	if got := podOps(step(1, nil, nil, &v1f)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	if got := podOps(step(2, fs.ErrNotExist, nil)); got != "REMOVE web.yaml" {
+		t.Fatalf("the folder gone: %q", got)
+	}
+	if got := podOps(step(3, nil, []string{"web.yaml"}, &v1f)); got != "ADD web.yaml" {
+		t.Fatalf("the folder back: %q", got)
+	}
+	if chs := step(4, nil, []string{"web.yaml"}); len(chs) != 0 {
+		t.Fatalf("a relist that listed web.yaml before it went: %+v, want nothing", chs)
+	}
+	chs := step(5, nil, nil)
+	if got := podOps(chs); got != "REMOVE web.yaml" || chs[0].Claim == nil || chs[0].Claim.At != types.ClaimAtRelist || chs[0].Claim.Estimate {
+		t.Fatalf("the next relist: %q %+v, want a REMOVE at it", got, chs)
+	}
+}
+
 // A folder missing from the start is not one that went away: the kubelet
 // retries its watch until the folder exists, and takes in what is written
 // then at once.
