@@ -119,6 +119,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 	w.Flush()
 	t.Logf("\n%s", tab.String())
 	t.Logf("per scenario, its runs grouped by outcome:\n%s", summary(results))
+	t.Logf("per scenario, the widths (before.max - before.min) of podwatch's claims:\n%s", widthSummary(results))
 	// A change said while the file source was seen behind bounds no
 	// restart, and any count of the kubelet's agrees with it: how many
 	// runs had one says how much of the agreement counted restarts.
@@ -206,6 +207,9 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 		t.Errorf("%s: marked known-disagreement (%s) but podwatch agreed with the kubelet in every run; remove the marker", sc.family, sc.disagreement)
 	}
 	for _, msg := range markedTooOften(results) {
+		t.Error(msg)
+	}
+	if msg := untight(results); msg != "" {
 		t.Error(msg)
 	}
 }
@@ -331,6 +335,10 @@ type result struct {
 	// timeline is the run's timeline, for a check the summary makes
 	// after the run passed (CI keeps a passing run's log no more).
 	timeline string
+	widths   widths // of podwatch's claims about the run's pods
+	// lateSource: the kubelet's log shows its file source late in the
+	// run, a read of the scenario's files merged over a second after.
+	lateSource bool
 }
 
 // own starts a kubelet and a podwatch on a folder of their own, for a
@@ -588,6 +596,13 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	r := result{name: sc.name, family: sc.family, kubelet: format(sc.pods, did), loop: format(sc.pods, loop), podwatch: format(sc.pods, shown), followed: strings.Join(followed, "; "), agree: true, disagreement: sc.disagreement, quiet: sc.quiet}
 	for _, p := range sc.pods {
+		cw := claimWidths(evs, full(p))
+		r.widths.bounded = append(r.widths.bounded, cw.bounded...)
+		r.widths.behind += cw.behind
+		r.widths.amended += cw.amended
+		r.widths.capped += cw.capped
+	}
+	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {
 			continue // the REMOVEs do not pair up
 		}
@@ -629,6 +644,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			mark(sw.at, "podwatch's relist detector: full read "+sw.what)
 		}
 	}
+	r.lateSource = lateSource(final, begin, k.Manifests, names)
 	slices.SortStableFunc(timeline, func(a, b entry) int { return a.at.Compare(b.at) })
 	var tl strings.Builder
 	for _, e := range timeline {
