@@ -31,6 +31,12 @@ type Timeline struct {
 	started bool
 	relist  time.Time // the last kubelet relist taken in
 	events  int       // the inputs of the last snapshot's events
+	// folder: a snapshot found the folder. unwatched: it went since,
+	// moved or deleted, and the kubelet's doWatch with it: fsnotify drops
+	// a watch whose folder goes, and the kubelet starts doWatch again only
+	// when it returned, which it never does then. From there on the
+	// kernel gives the kubelet no event, and relists alone take changes in.
+	folder, unwatched bool
 }
 
 // Inputs are the inputs so far, in the kubelet's order. A later Add may
@@ -49,6 +55,9 @@ func (t *Timeline) Add(s types.Snapshot) {
 	}
 	t.late(s, now)
 	from := len(t.inputs)
+	missing := errors.Is(s.PathErr, fs.ErrNotExist)
+	t.unwatched = t.unwatched || (t.folder && missing)
+	t.folder = t.folder || s.PathErr == nil
 	if !t.started || (s.Relist && !s.Extra && t.relist.IsZero()) {
 		l := &Listing{Missing: errors.Is(s.PathErr, fs.ErrNotExist)}
 		if !l.Missing {
@@ -57,7 +66,7 @@ func (t *Timeline) Add(s types.Snapshot) {
 			}
 		}
 		t.inputs = append(t.inputs, Input{Relist: l})
-	} else {
+	} else if !t.unwatched {
 		var open []int
 		for i := range s.Events {
 			if s.Events[i].Folded > 0 && !s.Events[i].Gone {
@@ -273,7 +282,8 @@ const Unseen = "(unseen) "
 // events named, each read as either had it, or as an event's read may
 // have seen it.
 func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listing {
-	if errors.Is(s.PathErr, fs.ErrNotExist) && len(t.files) == 0 {
+	if errors.Is(s.PathErr, fs.ErrNotExist) {
+		// Gone now: podwatch's own view is that the relist found it gone.
 		return &Listing{Missing: true}
 	}
 	names := map[string]bool{}

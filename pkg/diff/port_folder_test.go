@@ -1,0 +1,66 @@
+package diff
+
+import (
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Once the folder went away, the port's kubelet has no watch: its
+// doWatch ended with the folder and is not started again, so the pods go,
+// come back and change at its relists alone, each claimed there.
+func TestPortWatchEndsWithTheFolder(t *testing.T) {
+	opts := testOpts
+	opts.Engine = EnginePort
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(20*time.Second))
+	var st State
+	step := func(seq uint64, relist bool, pathErr error, changed []string, files ...*types.File) []types.Change {
+		t.Helper()
+		now := t0.Add(time.Duration(seq) * 5 * time.Second)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: relist, Path: "/m", PathErr: pathErr, Watch: types.WatchStatus{Up: pathErr == nil}, Files: files}
+		if relist {
+			snap.KubeletRelist = now
+		} else {
+			snap.Changed = changed
+		}
+		var all []types.Change
+		chs, recheck := Advance(&st, snap, now, opts)
+		all = append(all, chs...)
+		for !recheck.IsZero() {
+			chs, recheck = Advance(&st, snap, recheck, opts)
+			all = append(all, chs...)
+		}
+		return all
+	}
+	atRelist := func(what string, chs []types.Change, want string) {
+		t.Helper()
+		if got := podOps(chs); got != want {
+			t.Fatalf("%s: %q, want %q", what, got, want)
+		}
+		for _, ch := range chs {
+			if ch.Op == "" {
+				continue
+			}
+			if ch.Claim == nil || ch.Claim.At != types.ClaimAtRelist {
+				t.Fatalf("%s: %s claimed %+v, want at a relist (%+v)", what, ch.Op, ch.Claim, ch)
+			}
+		}
+	}
+	if got := podOps(step(1, true, nil, nil, &v1f)); got != "ADD web.yaml" {
+		t.Fatalf("first list: %q", got)
+	}
+	atRelist("the folder gone", step(2, true, fs.ErrNotExist, nil), "REMOVE web.yaml")
+	// The folder made again and the file written: podwatch's watch sees
+	// it, the kubelet's does not.
+	if chs := step(3, false, nil, []string{"web.yaml"}, &v1f); len(chs) != 0 {
+		t.Fatalf("the file back with the kubelet's watch gone: %+v, want nothing before its relist", chs)
+	}
+	atRelist("the relist after the folder came back", step(4, true, nil, nil, &v1f), "ADD web.yaml")
+	if chs := step(5, false, nil, []string{"web.yaml"}, &v2f); len(chs) != 0 {
+		t.Fatalf("an edit with the kubelet's watch gone: %+v, want nothing before its relist", chs)
+	}
+	atRelist("the relist after the edit", step(6, true, nil, nil, &v2f), "UPDATE web.yaml")
+}
