@@ -113,9 +113,8 @@ type portWindow struct {
 	ps     *portState
 	e      *model.Explored
 	inputs []model.Input
-	// pre is the own view before the window's last input, a relist; nil
-	// until asked for.
-	pre *model.Kubelet
+	// states are the own view after each input; nil until asked for.
+	states []*model.Kubelet
 	// unseen: that relist is one podwatch did not see, but knows came.
 	unseen bool
 }
@@ -184,9 +183,9 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 			cl.Before, cl.Capped = types.Range{Min: 0}, true
 		}
 	}
-	if w.atRelist(key, to) {
+	if at, late := w.atRelist(key, to); at {
 		cl.At = types.ClaimAtRelist
-		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen
+		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late
 	}
 	if c.portBehind() {
 		cl.Before.Max = nil
@@ -194,17 +193,25 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 	return cl
 }
 
-// atRelist says the own view made key's change at the window's last
-// input, a relist.
-func (w *portWindow) atRelist(key, to string) bool {
-	n := len(w.inputs)
-	if n == 0 || w.inputs[n-1].Relist == nil {
-		return false
+// atRelist says the own view made key's change to to at a relist of the
+// window: the last input that turned key's run to to was one. late: that
+// relist is not the window's last input, so the change is said after
+// it. Once the kubelet's watch ended with the folder, only its relists
+// change anything, whichever input podwatch's window still holds.
+func (w *portWindow) atRelist(key, to string) (at, late bool) {
+	if w.states == nil {
+		w.states = model.ReplayEach(w.ps.base, w.inputs)
 	}
-	if w.pre == nil {
-		w.pre = model.Replay(w.ps.base, w.inputs[:n-1])
+	for i := len(w.inputs) - 1; i >= 0; i-- {
+		before := w.ps.base
+		if i > 0 {
+			before = w.states[i-1]
+		}
+		if w.states[i].Running(key) == to && before.Running(key) != to {
+			return w.inputs[i].Relist != nil, i < len(w.inputs)-1
+		}
 	}
-	return w.pre.Running(key) != to
+	return w.ps.tl.Unwatched(), true
 }
 
 // portBehind says a sign of a late file source is near: then no count

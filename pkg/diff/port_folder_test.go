@@ -17,6 +17,7 @@ func TestPortWatchEndsWithTheFolder(t *testing.T) {
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(20*time.Second))
 	var st State
+	seenRelist := false // a relist the detector saw, in a snapshot of the watch
 	step := func(seq uint64, relist bool, pathErr error, changed []string, files ...*types.File) []types.Change {
 		t.Helper()
 		now := t0.Add(time.Duration(seq) * 5 * time.Second)
@@ -25,6 +26,9 @@ func TestPortWatchEndsWithTheFolder(t *testing.T) {
 			snap.KubeletRelist = now
 		} else {
 			snap.Changed = changed
+		}
+		if seenRelist {
+			snap.KubeletRelist = now
 		}
 		var all []types.Change
 		chs, recheck := Advance(&st, snap, now, opts)
@@ -63,4 +67,11 @@ func TestPortWatchEndsWithTheFolder(t *testing.T) {
 		t.Fatalf("an edit with the kubelet's watch gone: %+v, want nothing before its relist", chs)
 	}
 	atRelist("the relist after the edit", step(6, true, nil, nil, &v2f), "UPDATE web.yaml")
+	// Removed as a relist is seen: it may have read the file before; the
+	// next relist drops the pod if that one did not.
+	seenRelist = true
+	gone := step(7, false, nil, []string{"web.yaml"})
+	seenRelist = false
+	gone = append(gone, step(8, true, nil, nil)...)
+	atRelist("the file removed at a relist", gone, "REMOVE web.yaml")
 }

@@ -39,6 +39,22 @@ func Replay(k *Kubelet, inputs []Input) *Kubelet {
 	return p.k
 }
 
+// ReplayEach is Replay after each of the inputs in turn: the i-th is k
+// after inputs[:i+1], k left as it is.
+func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
+	out := make([]*Kubelet, len(inputs))
+	p := start(k)
+	for i, in := range inputs {
+		p = p.apply(in)[0]
+		out[i] = p.k
+	}
+	return out
+}
+
+// Unwatched says the kubelet's watch ended with its folder: only its
+// relists take changes in from then on.
+func (t *Timeline) Unwatched() bool { return t.unwatched }
+
 // Take feeds k the inputs as podwatch's own view has them, in place:
 // the fold of a window whose ways agree. It costs what the kubelet's own
 // file source does, with no copy of k.
