@@ -294,9 +294,6 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	c := w.c
 	id := "pod/" + key
 	content := p.Config != f.Pod.Config
-	if content && !c.fresh(id, f) {
-		return
-	}
 	if !content && !c.settled(id, f.ChangedAt) {
 		return // only the file changed: an editor's backup, bad news
 	}
@@ -337,9 +334,6 @@ func (w *portWindow) remove(key string, p PodState, said string) {
 		default:
 			head = p.File + " no longer gives the pod"
 		}
-	}
-	if !c.settled("pod/"+key, since) {
-		return
 	}
 	c.ownPods()
 	delete(c.next.Pods, key)

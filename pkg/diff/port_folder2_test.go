@@ -8,14 +8,17 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// With the kubelet's watch gone with the folder, a drop a relist made is
-// claimed at a relist though it is said only after the settle delay, by
-// when a later relist, which changed nothing, is the window's last input.
+// With the kubelet's watch gone with the folder, a change a relist made is
+// claimed at a relist though it is said only after the settle delay (a
+// change of file alone, an editor's backup of the same content winning
+// the key), by when a later relist, which changed nothing, is the
+// window's last input.
 func TestPortChangeClaimedAtTheRelistThatMadeIt(t *testing.T) {
 	opts := testOpts
 	opts.Engine = EnginePort
 	opts.RelistPeriod = 2 * time.Second
 	web := valid("web.yaml", pod("web", "img:1"), t0.Add(2*time.Second))
+	bak := valid("web.yaml.bak", pod("web", "img:1"), t0.Add(3*time.Second))
 	var st State
 	var seq uint64
 	var said []types.Change
@@ -35,19 +38,20 @@ func TestPortChangeClaimedAtTheRelistThatMadeIt(t *testing.T) {
 	step(2*time.Second, true, 0, nil, nil, &web)
 	step(2100*time.Millisecond, false, 2050*time.Millisecond, nil, []types.WatchEvent{}, &web)
 	said = nil
-	// Removed; the relist after drops the pod, and the REMOVE waits to
-	// settle; a relist after that finds nothing more to change.
-	step(3*time.Second, false, 2050*time.Millisecond, nil, []types.WatchEvent{{Name: "web.yaml", Gone: true}})
-	step(3100*time.Millisecond, false, 3050*time.Millisecond, nil, []types.WatchEvent{})
-	step(3600*time.Millisecond, false, 3550*time.Millisecond, nil, []types.WatchEvent{})
+	// The backup written; the relist after runs the pod from it, and the
+	// UPDATE waits to settle; a relist after that finds nothing more to
+	// change.
+	step(3*time.Second, false, 2050*time.Millisecond, nil, []types.WatchEvent{{Name: "web.yaml.bak"}}, &web, &bak)
+	step(3100*time.Millisecond, false, 3050*time.Millisecond, nil, []types.WatchEvent{}, &web, &bak)
+	step(3600*time.Millisecond, false, 3550*time.Millisecond, nil, []types.WatchEvent{}, &web, &bak)
 	if got := podOps(said); got != "" {
-		t.Fatalf("before the REMOVE settled: %q", got)
+		t.Fatalf("before the UPDATE settled: %q", got)
 	}
-	step(4200*time.Millisecond, false, 3550*time.Millisecond, nil, []types.WatchEvent{})
-	if got := podOps(said); got != "REMOVE web.yaml" {
-		t.Fatalf("once settled: %q, want the REMOVE", got)
+	step(4200*time.Millisecond, false, 3550*time.Millisecond, nil, []types.WatchEvent{}, &web, &bak)
+	if got := podOps(said); got != "UPDATE web.yaml.bak" {
+		t.Fatalf("once settled: %q, want the UPDATE", got)
 	}
 	if cl := said[len(said)-1].Claim; cl == nil || cl.At != types.ClaimAtRelist || !cl.Estimate {
-		t.Errorf("the REMOVE claimed %+v, want at a relist, its time an estimate", cl)
+		t.Errorf("the UPDATE claimed %+v, want at a relist, its time an estimate", cl)
 	}
 }

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 
 // A change that waits to settle is said once it has, though a busy folder
 // folded the window that made it meanwhile; and a recheck, which hands
-// the same snapshot again, takes none of its events in twice.
+// the same snapshot again, takes none of its events in twice. What waits
+// is a change of file alone: an editor's backup of the same content,
+// which wins the pod's key.
 func TestPortWaitingChangeOutlivesAFold(t *testing.T) {
 	opts := testOpts
 	opts.Engine = EnginePort
@@ -22,38 +25,85 @@ func TestPortWaitingChangeOutlivesAFold(t *testing.T) {
 	if chs, _ := Advance(&st, s, t0, opts); podOps(chs) != "ADD web.yaml" {
 		t.Fatalf("the list: %v", chs)
 	}
-	web2 := valid("web.yaml", pod("web", "img:2"), at(100*time.Millisecond))
-	web2.Complete = false // still open for writing: it waits to settle
-	files := []types.File{web1, {}}
-	files[0] = web2
+	bak := valid("web.yaml.bak", pod("web", "img:1"), at(100*time.Millisecond))
+	files := []types.File{web1, bak, {}}
 	var recheck time.Time
 	for i := range portWindowMax + 4 {
 		x := valid("x.yaml", pod("x", fmt.Sprintf("img:%d", i)), at(100*time.Millisecond))
-		files[1] = x
+		files[2] = x
 		s = snap(false, files...)
 		s.Seq, s.Time = uint64(i+2), at(time.Duration(i+1)*10*time.Millisecond)
 		s.Events = []types.WatchEvent{{Name: "x.yaml"}}
 		if i == 0 {
-			s.Events = append(s.Events, types.WatchEvent{Name: "web.yaml"})
+			s.Events = append(s.Events, types.WatchEvent{Name: "web.yaml.bak"})
 		}
 		var chs []types.Change
 		chs, recheck = Advance(&st, s, s.Time, opts)
 		for _, ch := range chs {
-			if ch.File == "web.yaml" {
-				t.Fatalf("step %d: web.yaml's change said before it settled: %v", i, ch)
+			if ch.File == "web.yaml.bak" {
+				t.Fatalf("step %d: the backup's change said before it settled: %v", i, ch)
 			}
 		}
 	}
 	if recheck.IsZero() {
-		t.Fatal("no recheck asked for web.yaml's waiting change")
+		t.Fatal("no recheck asked for the backup's waiting change")
 	}
 	inputs := len(st.port.tl.Inputs())
 	chs, _ := Advance(&st, s, recheck, opts)
-	if got := podOps(chs); got != "UPDATE web.yaml" {
-		t.Errorf("at the recheck: %q, want the waiting UPDATE of web.yaml", got)
+	if got := podOps(chs); got != "UPDATE web.yaml.bak" {
+		t.Errorf("at the recheck: %q, want the waiting UPDATE of web.yaml.bak", got)
 	}
 	if n := len(st.port.tl.Inputs()); n > inputs {
 		t.Errorf("the recheck took its snapshot in again: %d inputs, was %d", n, inputs)
+	}
+}
+
+// A content change, or a drop, the port's own view makes is said at
+// once, though the file is still open for writing: the kubelet read it
+// at its event, and a relist that takes it back comes within the settle
+// delay. While web.yaml.bak wins, a chmod of web.yaml is a modify for the
+// kubelet's watch: it runs web.yaml's pod until the next relist brings
+// the .bak back.
+func TestPortSaysAtOnceWhatTheKubeletDoesAtOnce(t *testing.T) {
+	opts := testOpts
+	opts.Engine = EnginePort
+	opts.RelistPeriod = 2 * time.Second
+	web := valid("web.yaml", pod("web", "img:1"), t0)
+	bak := valid("web.yaml.bak", pod("web", "img:bak"), t0.Add(6*time.Second))
+	chmod := web
+	chmod.ChangedAt, chmod.Complete = t0.Add(17*time.Second), false
+	var st State
+	var seq uint64
+	var said []string
+	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) {
+		t.Helper()
+		seq++
+		now := t0.Add(at)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
+		chs, _ := Advance(&st, snap, now, opts)
+		if ops := podOps(chs); ops != "" {
+			said = append(said, ops)
+		}
+	}
+	step(0, 0, nil, &web)
+	step(4*time.Second, 4*time.Second, []types.WatchEvent{}, &web)
+	step(6*time.Second, 4*time.Second, []types.WatchEvent{{Name: "web.yaml.bak"}}, &web, &bak)
+	step(8*time.Second, 8*time.Second, []types.WatchEvent{}, &web, &bak)
+	step(16*time.Second, 16*time.Second, []types.WatchEvent{}, &web, &bak)
+	step(17*time.Second, 16*time.Second, []types.WatchEvent{{Name: "web.yaml"}}, &chmod, &bak)
+	step(17900*time.Millisecond, 17900*time.Millisecond, []types.WatchEvent{}, &chmod, &bak)
+	want := []string{"ADD web.yaml", "UPDATE web.yaml.bak", "UPDATE web.yaml", "UPDATE web.yaml.bak"}
+	if !slices.Equal(said, want) {
+		t.Errorf("said %q, want %q", said, want)
+	}
+	// web.yaml.bak deleted: the kubelet's watch drops the pod; web.yaml
+	// comes back at the next relist.
+	said = nil
+	step(18*time.Second, 17900*time.Millisecond, []types.WatchEvent{{Name: "web.yaml.bak", Gone: true}}, &chmod)
+	step(19900*time.Millisecond, 19900*time.Millisecond, []types.WatchEvent{}, &chmod)
+	want = []string{"REMOVE web.yaml.bak", "ADD web.yaml"}
+	if !slices.Equal(said, want) {
+		t.Errorf("said %q, want %q", said, want)
 	}
 }
 
