@@ -185,7 +185,7 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 	}
 	if at, late := w.atRelist(key, to); at {
 		cl.At = types.ClaimAtRelist
-		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late
+		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late || c.snap.PathErr != nil
 	}
 	if c.portBehind() {
 		cl.Before.Max = nil

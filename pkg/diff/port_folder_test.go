@@ -8,6 +8,40 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
+// A relist of a folder gone cannot be seen: one comes within a period,
+// before the folder is back, in podwatch's own view.
+func TestPortFolderGoneRelistUnseen(t *testing.T) {
+	opts := testOpts
+	opts.Engine = EnginePort
+	web := valid("web.yaml", pod("web", "img:1"), t0)
+	var st State
+	s := types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, KubeletRelist: t0}
+	if chs, _ := Advance(&st, s, t0, opts); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	at := t0.Add(5 * time.Second)
+	s = types.Snapshot{Time: at, Seq: 2, Relist: true, Path: "/m", PathErr: fs.ErrNotExist, KubeletRelist: t0}
+	chs, _ := Advance(&st, s, at, opts)
+	if podOps(chs) != "REMOVE web.yaml" {
+		t.Fatalf("the folder gone: %q, want the REMOVE of the relist that finds it missing", podOps(chs))
+	}
+	for _, ch := range chs {
+		if ch.Op != "" && (ch.Claim.At != types.ClaimAtRelist || !ch.Claim.Estimate) {
+			t.Errorf("claimed %+v, want at a relist, an estimate", ch.Claim)
+		}
+	}
+	at = t0.Add(6 * time.Second)
+	s = types.Snapshot{Time: at, Seq: 3, Relist: true, Extra: true, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, KubeletRelist: t0}
+	if chs, _ := Advance(&st, s, at, opts); podOps(chs) != "" {
+		t.Fatalf("the folder back: %q, want nothing before the kubelet's relist", podOps(chs))
+	}
+	at = t0.Add(7 * time.Second)
+	s = types.Snapshot{Time: at, Seq: 4, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, KubeletRelist: at, Events: []types.WatchEvent{}}
+	if chs, _ := Advance(&st, s, at, opts); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("the relist after: %q, want the ADD", podOps(chs))
+	}
+}
+
 // Once the folder went away, the port's kubelet has no watch: its
 // doWatch ended with the folder and is not started again, so the pods go,
 // come back and change at its relists alone, each claimed there.
@@ -57,6 +91,9 @@ func TestPortWatchEndsWithTheFolder(t *testing.T) {
 		t.Fatalf("first list: %q", got)
 	}
 	atRelist("the folder gone", step(2, true, fs.ErrNotExist, nil), "REMOVE web.yaml")
+	if !st.port.tl.Unwatched() {
+		t.Fatal("the kubelet's watch did not end with the folder")
+	}
 	// The folder made again and the file written: podwatch's watch sees
 	// it, the kubelet's does not.
 	if chs := step(3, false, nil, []string{"web.yaml"}, &v1f); len(chs) != 0 {

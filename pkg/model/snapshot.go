@@ -56,8 +56,15 @@ func (t *Timeline) Add(s types.Snapshot) {
 	t.late(s, now)
 	from := len(t.inputs)
 	missing := errors.Is(s.PathErr, fs.ErrNotExist)
-	t.unwatched = t.unwatched || (t.folder && missing)
+	gone := t.folder && missing && !t.unwatched
+	t.unwatched = t.unwatched || gone
 	t.folder = t.folder || s.PathErr == nil
+	if gone && !s.KubeletRelist.After(t.relist) {
+		// No relist of a missing folder can be seen, and one comes
+		// within a period: podwatch's own view is that it came before
+		// the folder is back.
+		t.inputs = append(t.inputs, Input{Relist: &Listing{Missing: true}})
+	}
 	if !t.started || (s.Relist && !s.Extra && t.relist.IsZero()) {
 		l := &Listing{Missing: errors.Is(s.PathErr, fs.ErrNotExist)}
 		if !l.Missing {
