@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -75,13 +76,7 @@ func (c *computation) portChanges(ps *portState) {
 		}
 	}
 	first := len(c.changes)
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for k := range keys {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		w.change(key)
 	}
 	sortByPod(c.changes[first:])

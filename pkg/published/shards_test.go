@@ -61,12 +61,8 @@ func TestShardsRoundTripScrubbed(t *testing.T) {
 
 func TestOneChangeRewritesOneShard(t *testing.T) {
 	dir := t.TempDir()
-	w := shardWriter{dir: dir}
-	pods := podStates(1000, "img:1")
-	s := diff.State{Pods: pods, Salt: []byte("salt")}
-	if err := w.write(s); err != nil {
-		t.Fatal(err)
-	}
+	w, s := writtenShards(t, dir)
+	pods := s.Pods
 	before := inodes(t, dir)
 	// One pod changes (a new PodState, as diff.Compute makes), one goes.
 	next := diff.State{Pods: map[string]*diff.PodState{}, Salt: s.Salt}
@@ -250,12 +246,8 @@ func TestCorruptStateJSONKeepsThePods(t *testing.T) {
 // every file is what a writer that scrubbed every pod again writes.
 func TestNewPodScrubsOnlyItself(t *testing.T) {
 	dir := t.TempDir()
-	w := shardWriter{dir: dir}
-	pods := podStates(1000, "img:1")
-	s := diff.State{Pods: pods, Salt: []byte("salt")}
-	if err := w.write(s); err != nil {
-		t.Fatal(err)
-	}
+	w, s := writtenShards(t, dir)
+	pods := s.Pods
 	next := diff.State{Pods: map[string]*diff.PodState{}, Salt: s.Salt}
 	for k, p := range pods {
 		next.Pods[k] = p
@@ -315,4 +307,16 @@ func BenchmarkSaveOneNewPod(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// writtenShards writes the shards of 1,000 pods at img:1 into dir, and
+// returns the writer and the state it wrote.
+func writtenShards(t *testing.T, dir string) (shardWriter, diff.State) {
+	t.Helper()
+	w := shardWriter{dir: dir}
+	s := diff.State{Pods: podStates(1000, "img:1"), Salt: []byte("salt")}
+	if err := w.write(s); err != nil {
+		t.Fatal(err)
+	}
+	return w, s
 }
