@@ -260,5 +260,7 @@ func etcdOptions(t *testing.T) Options {
 	o.NodeName = "node-1"
 	o.Source.Path = dir
 	o.StateDir = t.TempDir()
+	// Tests of packages run at once: a fixed port would collide.
+	o.Metrics.BindAddress = "127.0.0.1:0"
 	return o
 }

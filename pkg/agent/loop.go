@@ -106,9 +106,10 @@ func (l *loop) run(ctx context.Context, snaps <-chan types.Snapshot, relists <-c
 				}
 			}
 			if s.Relist && !listed {
+				listed = true
+				l.log.Info("first list of the manifests taken in", "path", l.opts.Path, "files", len(s.Files), "err", s.PathErr)
 				// Decoding every manifest at start leaves a heap goal far above
 				// what stays live; give that memory back once.
-				listed = true
 				debug.FreeOSMemory()
 			}
 		case o := <-relists:

@@ -1120,6 +1120,9 @@ type podwatch struct {
 	// takenIn dates the last kubelet relist podwatch took in, by its
 	// folder open.
 	takenIn time.Time
+	// listed: podwatch has taken in its first list of the folder, so a
+	// file written from now on is news to it, not a pod found at start.
+	listed bool
 	// parseMu serialises parse, which decodes only what was printed since
 	// it last ran: parsed holds the Events of the first parsedLen bytes.
 	parseMu   sync.Mutex
@@ -1141,6 +1144,8 @@ func (w logWriter) Write(b []byte) (int, error) {
 		w.p.phaseKnown = true
 	case bytes.Contains(b, []byte(`msg="kubelet relist phase unknown"`)), bytes.Contains(b, []byte(`msg="kubelet relist lost`)):
 		w.p.phaseKnown = false
+	case bytes.Contains(b, []byte(`msg="first list of the manifests taken in"`)):
+		w.p.listed = true
 	case bytes.Contains(b, []byte(`msg="kubelet relist taken in"`)):
 		if at, ok := logAt(string(b)); ok {
 			w.p.takenIn = at
@@ -1593,7 +1598,31 @@ func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*ag
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	runAgent(context.Background(), t, opts, agent.Env{Stdout: p, Log: log, Version: "kubelet-judge"})
+	// A scenario that wrote before podwatch's first list would see its
+	// pod found at start rather than added.
+	ctx, cancel := context.WithTimeout(context.Background(), takeInTimeout)
+	defer cancel()
+	if err := p.waitListed(ctx); err != nil {
+		t.Fatalf("podwatch on %s: %v", path, err)
+	}
 	return p
+}
+
+// waitListed returns once podwatch has taken in its first list.
+func (p *podwatch) waitListed(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		ch, listed := p.logChanged, p.listed
+		p.mu.Unlock()
+		if listed {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("no first list: %w", ctx.Err())
+		}
+	}
 }
 
 // runAgent runs podwatch with opts and env until t ends, and fails t when
