@@ -62,7 +62,7 @@ func (c *computation) claimOf(op types.Op, maySkip bool) *types.Claim {
 	if p.behind {
 		cl.Before.Max = nil
 	}
-	if p.relist || c.relisted || (c.kv != nil && c.kv.watchGone) {
+	if p.relist || c.relisted || c.watchGone() {
 		cl.At = types.ClaimAtRelist
 		cl.Estimate = p.estimate || c.estimated
 	}
@@ -100,6 +100,9 @@ func (c *computation) renumber(first int) {
 		}
 	}
 	kv := c.kv
+	if kv == nil {
+		return // the port engine keeps no catalogue to renumber
+	}
 	for k, v := range kv.fixed {
 		re(&v.removeID)
 		kv.fixed[k] = v

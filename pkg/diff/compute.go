@@ -183,8 +183,11 @@ type computation struct {
 	// cl is what the change about to be emitted says of the kubelet, as
 	// its words are decided (see claim.go).
 	cl claimParts
-	// portPods leaves the pod changes to the port engine (see port.go).
+	// portPods leaves the pod changes to the port engine (see port.go);
+	// window is its window after this snapshot, nil when the snapshot
+	// was not taken in (podwatch could not read the folder).
 	portPods bool
+	window   *portWindow
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -230,6 +233,9 @@ func (c *computation) run() {
 			Type: v1.EventTypeWarning, Reason: types.ReasonPathMissing, Object: c.node(), Key: problemKey("path", "not-exist"),
 			Message: fmt.Sprintf("manifest path %s does not exist: the kubelet runs no static pods from it", c.opts.Path),
 		})
+		if c.portPods {
+			return
+		}
 		desired = map[string]want{}
 		for key := range c.next.Pods {
 			removeWhy[key] = fmt.Sprintf("manifest path %s does not exist", c.opts.Path)
@@ -240,6 +246,11 @@ func (c *computation) run() {
 			Type: v1.EventTypeWarning, Reason: types.ReasonUnreadable, Object: c.node(), Key: problemKey("path", fault(c.snap.PathErr)),
 			Message: fmt.Sprintf("cannot read manifest path %s: %v; keeping the last known static pods", c.opts.Path, c.snap.PathErr),
 		})
+		return
+	case c.portPods:
+		// The port decides the pods: only the files' own problems here.
+		c.fileProblems()
+		c.duplicates(c.definers())
 		return
 	default:
 		if plan, ok := c.plainPlan(); ok {
@@ -278,6 +289,52 @@ func (c *computation) desired() map[string]want {
 		}
 		desired[f.Pod.Key] = want{file: f} // the last in sort order wins
 	}
+	c.duplicates(dups)
+	if !c.snap.Single {
+		return c.kubeletRuns()
+	}
+	for key, p := range c.next.Pods {
+		if _, ok := desired[key]; ok {
+			continue
+		}
+		// A file podwatch cannot read still runs for the kubelet, and in
+		// single-file mode the kubelet keeps the last good pod.
+		f := c.file(p.File)
+		if unreadable[p.File] || (f != nil && f.Err != nil) {
+			desired[key] = want{keep: p}
+		}
+	}
+	return desired
+}
+
+// definers holds, per key two or more valid files define, those files in
+// name order.
+func (c *computation) definers() map[string][]*types.File {
+	first := make(map[string]*types.File, len(c.snap.Files))
+	var dups map[string][]*types.File
+	for _, f := range c.snap.Files {
+		if !validPod(f) {
+			continue
+		}
+		prev, ok := first[f.Pod.Key]
+		if !ok {
+			first[f.Pod.Key] = f
+			continue
+		}
+		if dups == nil {
+			dups = map[string][]*types.File{}
+		}
+		if len(dups[f.Pod.Key]) == 0 {
+			dups[f.Pod.Key] = []*types.File{prev}
+		}
+		dups[f.Pod.Key] = append(dups[f.Pod.Key], f)
+	}
+	return dups
+}
+
+// duplicates reports each key dups holds: the files that define it, in
+// name order, the last of which the kubelet runs it from at a relist.
+func (c *computation) duplicates(dups map[string][]*types.File) {
 	for _, key := range slices.Sorted(maps.Keys(dups)) {
 		fs := dups[key]
 		names := make([]string, len(fs))
@@ -297,21 +354,6 @@ func (c *computation) desired() map[string]want {
 				key, strings.Join(names, ", "), winner.Name),
 		})
 	}
-	if !c.snap.Single {
-		return c.kubeletRuns()
-	}
-	for key, p := range c.next.Pods {
-		if _, ok := desired[key]; ok {
-			continue
-		}
-		// A file podwatch cannot read still runs for the kubelet, and in
-		// single-file mode the kubelet keeps the last good pod.
-		f := c.file(p.File)
-		if unreadable[p.File] || (f != nil && f.Err != nil) {
-			desired[key] = want{keep: p}
-		}
-	}
-	return desired
 }
 
 // kubeletRuns is desired as the kubelet's file source has it (see
@@ -367,7 +409,7 @@ func (c *computation) fileProblem(f *types.File) bool {
 	case f.Err != nil:
 		detail := fmt.Sprintf("%s: %v", f.Name, f.Err)
 		msg := fmt.Sprintf("%s is invalid (%s)", f.Name, problem(f.Err))
-		if key, ok := c.kv.keys[f.Name]; ok && !c.snap.Single && !c.kv.empty && c.kv.store[key] == f.Name && c.next.Pods[key] != nil {
+		if key, ok := c.runsFrom(f.Name); ok && !c.snap.Single && c.next.Pods[key] != nil {
 			detail += fmt.Sprintf("; the kubelet keeps running pod %s from its last good parse and stops it at its next relist%s unless the file is fixed", key, c.within())
 			msg += fmt.Sprintf(": the kubelet stops %s at its next relist", podName(key))
 			if c.opts.RelistPeriod > 0 {
@@ -388,6 +430,31 @@ func (c *computation) fileProblem(f *types.File) bool {
 		})
 	}
 	return false
+}
+
+// runsFrom says the kubelet runs, from the file name, the pod of the key
+// the file last gave its store, which it names: under the port, as the
+// port's own view has it at the end of the window; else as kubeletView
+// does, which runs nothing after an empty relist.
+func (c *computation) runsFrom(name string) (string, bool) {
+	if c.portPods {
+		if c.window == nil {
+			return "", false
+		}
+		return c.window.runsFrom(pathIn(c.snap, name))
+	}
+	key, ok := c.kv.keys[name]
+	return key, ok && !c.kv.empty && c.kv.store[key] == name
+}
+
+// watchGone says the kubelet's watch of the folder ended with the folder
+// (see kubeletView.watchGone, model.Timeline.Unwatched): it takes changes
+// in at its relists alone.
+func (c *computation) watchGone() bool {
+	if c.portPods {
+		return c.next.port != nil && c.next.port.tl.Unwatched()
+	}
+	return c.kv != nil && c.kv.watchGone
 }
 
 func (c *computation) podChanges(desired map[string]want, removeWhy map[string]string) {
@@ -892,7 +959,7 @@ func (c *computation) changeAt(key string, f *types.File, fileChanged bool) time
 // folder is gone (see kubeletView.watchGone), when it does not say when
 // already.
 func (c *computation) watchless(effect string) string {
-	if c.kv == nil || !c.kv.watchGone || strings.Contains(effect, "relist") {
+	if !c.watchGone() || strings.Contains(effect, "relist") {
 		return c.behind(effect)
 	}
 	return c.atRelist(effect) + " (its watch of the folder ended when the folder went away)"

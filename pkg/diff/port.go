@@ -15,14 +15,14 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// portStep is a step of the port engine (EnginePort): the problems, and
-// their words, as the catalogue says them; the pod changes as the port of
-// the kubelet's file source decides them, replayed over the window of
-// snapshots since its ways last met, and explored where podwatch cannot
-// see. A change is what podwatch's own view runs now against what was
-// published; its claim is what the other ways allow.
+// portStep is a step of the port engine (EnginePort): the pod changes as
+// the port of the kubelet's file source decides them, replayed over the
+// window of snapshots since its ways last met, and explored where
+// podwatch cannot see; the problems, and their words, as the catalogue
+// says them, from the port's facts. A change is what podwatch's own view
+// runs now against what was published; its claim is what the other ways
+// allow. The catalogue's kubeletView is not kept: State.kubelet stays nil.
 func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State, time.Time) {
-	c.takeIn(prev.kubelet, inPlace) // the problems' words read it
 	ps := prev.port
 	switch {
 	case ps == nil:
@@ -30,20 +30,22 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	case !inPlace:
 		ps = ps.clone()
 	}
-	c.next.port = ps
+	c.next.port, c.next.kubelet = ps, nil
 	c.portPods = true
-	c.run()
 	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
-		c.portChanges(ps)
+		c.window = c.portTake(ps)
+	}
+	c.run()
+	if c.window != nil {
+		c.portChanges(c.window)
 	}
 	c.sweepAll()
 	c.next.base = nil
 	return c.changes, c.next, c.recheck
 }
 
-// portChanges takes the snapshot into the window and says each pod whose
-// run differs from what was published, once it may be said.
-func (c *computation) portChanges(ps *portState) {
+// portTake takes the snapshot into the window and explores it.
+func (c *computation) portTake(ps *portState) *portWindow {
 	snap := ps.withEvents(c.snap)
 	unseen := false
 	if !ps.again(snap) {
@@ -54,7 +56,13 @@ func (c *computation) portChanges(ps *portState) {
 	}
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
-	w := &portWindow{c: c, ps: ps, e: e, inputs: inputs, unseen: unseen}
+	return &portWindow{c: c, ps: ps, e: e, inputs: inputs, unseen: unseen}
+}
+
+// portChanges says each pod whose run in the window differs from what was
+// published, once it may be said, and folds the window when its ways meet.
+func (c *computation) portChanges(w *portWindow) {
+	ps, e, inputs := w.ps, w.e, w.inputs
 	keys := map[string]bool{}
 	for _, part := range e.Parts {
 		for _, key := range part.Keys {
@@ -159,6 +167,48 @@ func (w *portWindow) change(key string) {
 		}
 		w.update(key, *pub, f, said, id)
 	}
+}
+
+// ownKubelet is the own view's kubelet at the end of the window as it
+// holds key: the first end of key's part, or the base for a key no input
+// touched.
+func (w *portWindow) ownKubelet(key string) *model.Kubelet {
+	if part := w.e.Part(key); part != nil {
+		return part.Ends[0].Kubelet
+	}
+	return w.ps.base
+}
+
+// runsFrom says the own view at the end of the window runs, from the file
+// at path, the pod its last good parse gave: the kubelet's fileKeyMapping
+// names the pod's key for path, its store holds that key's pod from path,
+// and its merge runs it. It names the key.
+func (w *portWindow) runsFrom(path string) (string, bool) {
+	var key string
+	var ok bool
+	for _, part := range w.e.Parts {
+		if key, ok = part.Ends[0].Kubelet.Source.KeyOf(path); ok {
+			break
+		}
+	}
+	if !ok {
+		if w.touches(path) {
+			return "", false // the window's inputs dropped its mapping
+		}
+		if key, ok = w.ps.base.Source.KeyOf(path); !ok {
+			return "", false
+		}
+	}
+	k := w.ownKubelet(key)
+	p, stored := k.Source.Stored(key)
+	return key, stored && p.File == path && k.Running(key) != ""
+}
+
+// touches says an input of the window names path, or lists the folder.
+func (w *portWindow) touches(path string) bool {
+	return slices.ContainsFunc(w.inputs, func(in model.Input) bool {
+		return in.Relist != nil || (in.Event != nil && in.Event.Path == path)
+	})
 }
 
 func pathBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
@@ -275,6 +325,7 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 		return
 	}
 	cl := w.claim(key, types.OpAdd, "", to)
+	c.estimated = cl.Estimate
 	c.portEmit(types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
@@ -299,6 +350,7 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	facts := updateFacts{fields: fields, describeErr: describeErr, content: p.Hash != f.Pod.Hash, restyled: p.Hash == f.Pod.Hash && content,
 		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned}
 	cl := w.claim(key, types.OpUpdate, said, to)
+	c.estimated = cl.Estimate
 	if !f.Complete {
 		// Read while still open for writing, and said once quiet: the
 		// kubelet may have read only the part, or only the whole, which
@@ -333,6 +385,7 @@ func (w *portWindow) remove(key string, p PodState, said string) {
 	c.ownPods()
 	delete(c.next.Pods, key)
 	cl := w.claim(key, types.OpRemove, said, "")
+	c.estimated = cl.Estimate
 	c.portEmit(types.Change{
 		Op: types.OpRemove, Type: v1.EventTypeNormal, Reason: types.ReasonRemoved, Object: podObject(key), File: p.File, At: since, MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpRemove, nil),

@@ -29,6 +29,19 @@ func (k *Kubelet) Pod(key string) (Pod, bool) {
 	return Pod{}, false
 }
 
+// KeyOf is the key the file source's fileKeyMapping holds for path: that
+// of the pod the file last gave the store.
+func (s *FileSource) KeyOf(path string) (string, bool) {
+	key, ok := s.fileKeyMapping[path]
+	return key, ok
+}
+
+// Stored is the pod the file source's store holds for key.
+func (s *FileSource) Stored(key string) (Pod, bool) {
+	p, ok := s.store[key]
+	return p, ok
+}
+
 // Replay is k after inputs as podwatch's own view has them (every first
 // choice, every relist where it stands), k left as it is.
 func Replay(k *Kubelet, inputs []Input) *Kubelet {
