@@ -116,7 +116,9 @@ type portWindow struct {
 	ps     *portState
 	e      *model.Explored
 	inputs []model.Input
-	// states are the own view after each input; nil until asked for.
+	// states are the own view after each input, from the state from,
+	// as far as the inputs touch it; nil until asked for.
+	from   *model.Kubelet
 	states []*model.Kubelet
 	// unseen: that relist is one podwatch did not see, but knows came.
 	unseen bool
@@ -245,10 +247,10 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 // change anything, whichever input podwatch's window still holds.
 func (w *portWindow) atRelist(key, to string) (at, late bool) {
 	if w.states == nil {
-		w.states = model.ReplayEach(w.ps.base, w.inputs)
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
 	}
 	for i := len(w.inputs) - 1; i >= 0; i-- {
-		before := w.ps.base
+		before := w.from
 		if i > 0 {
 			before = w.states[i-1]
 		}

@@ -145,16 +145,20 @@ func (p *path) event(e WatchEvent, o Outcome) *path {
 // outcomes.
 func (p *path) relist(l *Listing) []*path {
 	entries := make([]Entry, len(l.Files))
+	at := make(map[string]int, len(l.Files))
 	for i, f := range l.Files {
 		entries[i] = f.Entry
+		if _, ok := at[f.Path]; !ok {
+			at[f.Path] = i
+		}
 	}
 	pick := make([]int, len(l.Files))
 	var out []*path
 	for {
 		q := p.clone()
 		u, _ := q.k.Source.ListConfig(!l.Missing, entries, func(path string) (Pod, error) {
-			i := slices.IndexFunc(l.Files, func(f Listed) bool { return f.Path == path })
-			if i < 0 || len(l.Files[i].Reads) == 0 {
+			i, ok := at[path]
+			if !ok || len(l.Files[i].Reads) == 0 {
 				return Pod{}, errUnlisted
 			}
 			return l.Files[i].Reads[pick[i]].get()

@@ -28,6 +28,12 @@ type PodUpdate struct {
 type Storage struct {
 	pods map[string]Pod
 	seen bool
+	// strays says a held pod's key may be none its UID's store entry
+	// gives: checkAndUpdatePod keeps the held pod's name, so a manifest
+	// that renames its pod and keeps metadata.uid leaves it under the old
+	// key. Without strays, the pod held for a key is the one of the UID
+	// the store gives that key (Kubelet.held).
+	strays bool
 }
 
 // NewStorage mirrors newPodStorage: no pods, no source seen.
@@ -61,10 +67,12 @@ func (s *Storage) Merge(u *Update) []PodUpdate {
 func (s *Storage) merge(u *Update) (adds, updates, removes []Pod) {
 	s.seen = true // markSourceSet
 	old := s.pods
+	strays := false
 	pods := make(map[string]Pod, len(u.Pods))
 	for _, ref := range filterInvalidPods(u.Pods) {
 		if existing, found := old[ref.UID]; found {
 			updated, needUpdate := checkAndUpdatePod(existing, ref)
+			strays = strays || updated.Key != ref.Key
 			pods[ref.UID] = updated
 			if needUpdate {
 				updates = append(updates, updated)
@@ -79,7 +87,7 @@ func (s *Storage) merge(u *Update) (adds, updates, removes []Pod) {
 			removes = append(removes, existing)
 		}
 	}
-	s.pods = pods
+	s.pods, s.strays = pods, strays
 	for _, l := range [][]Pod{adds, updates, removes} {
 		slices.SortFunc(l, func(a, b Pod) int { return strings.Compare(a.Key, b.Key) })
 	}

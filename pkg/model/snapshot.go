@@ -26,7 +26,7 @@ var ErrUnread = errors.New("read not seen: partly written or invalid")
 // did, and find it changed again, or gone.
 type Timeline struct {
 	inputs  []Input
-	files   map[string]*types.File
+	files   files
 	open    [][]int // the last lag snapshots' reads, by index in inputs
 	started bool
 	relist  time.Time // the last kubelet relist taken in
@@ -49,10 +49,7 @@ func (t *Timeline) Inputs() []Input { return t.inputs }
 // podwatch's own full list while no relist of the kubelet's is known,
 // stand in for the kubelet's list.
 func (t *Timeline) Add(s types.Snapshot) {
-	now := make(map[string]*types.File, len(s.Files))
-	for _, f := range s.Files {
-		now[f.Name] = f
-	}
+	now := files(s.Files)
 	t.late(s, now)
 	from := len(t.inputs)
 	missing := errors.Is(s.PathErr, fs.ErrNotExist)
@@ -148,7 +145,7 @@ const lag = 2
 // late widens the reads of the last lag snapshots' events on a name s's
 // events touch again: the kubelet, behind podwatch, may have read the
 // file only after that, and found it gone, not decodable, or as s has it.
-func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
+func (t *Timeline) late(s types.Snapshot, now files) {
 	for _, i := range slices.Concat(t.open...) {
 		in := &t.inputs[i]
 		name := filepath.Base(in.Event.Path)
@@ -169,9 +166,9 @@ func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
 				}
 			}
 		}
-		was, is := t.files[name], now[name]
+		was, is := t.files.get(name), now.get(name)
 		replaced := n > 1 || (gone && was != nil && is != nil && was.ChangedAt.Equal(is.ChangedAt))
-		for _, o := range t.reads(s, now, -1, in.Event.Path, now[name], true, replaced, false) {
+		for _, o := range t.reads(s, now, -1, in.Event.Path, now.get(name), true, replaced, false) {
 			if !slices.ContainsFunc(reads, o.same) {
 				reads = append(reads, o)
 			}
@@ -193,13 +190,13 @@ func (t *Timeline) late(s types.Snapshot, now map[string]*types.File) {
 // and a rename onto the name. Versions came after it, so the kubelet's
 // read there may have found one podwatch never read; the input of the
 // event itself is the last one's.
-func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int, folded bool) Input {
+func (t *Timeline) event(s types.Snapshot, now files, i int, folded bool) Input {
 	e := s.Events[i]
 	path := pathOf(s, e.Name)
 	if e.Gone {
 		return Input{Event: &WatchEvent{Path: path, Type: PodDelete}}
 	}
-	f := now[e.Name]
+	f := now.get(e.Name)
 	later := folded || slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name })
 	replaced := folded || slices.ContainsFunc(s.Events[i+1:], func(x types.WatchEvent) bool { return x.Name == e.Name && !x.Gone })
 	return Input{Event: &WatchEvent{Path: path, Type: PodModify}, Reads: t.reads(s, now, i, path, f, f == nil || later || f.ReadErr != nil, replaced, f == nil)}
@@ -213,7 +210,7 @@ func (t *Timeline) event(s types.Snapshot, now map[string]*types.File, i int, fo
 // it), the version may also be one podwatch never read at all: a rename
 // chain is a guess, as a file deleted and another moved in give the same
 // events as a rename.
-func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, path string, f *types.File, unsure, replaced, gone bool) []Outcome {
+func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *types.File, unsure, replaced, gone bool) []Outcome {
 	var out []Outcome
 	add := func(o Outcome) {
 		if !slices.ContainsFunc(out, o.same) {
@@ -230,7 +227,7 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	add(Outcome{Err: fs.ErrNotExist})
 	add(Outcome{Err: ErrUnread})
 	name := filepath.Base(path)
-	if p := t.files[name]; p != nil {
+	if p := t.files.get(name); p != nil {
 		add(view(p, path))
 	}
 	// The rename chain: a name that goes, the next event bringing
@@ -239,14 +236,14 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	// backup taken by renaming) holds what that one held.
 	for j := i + 1; j >= 0 && j+1 < len(s.Events); j++ {
 		if e := s.Events[j]; e.Name == name && e.Gone {
-			if g := now[s.Events[j+1].Name]; !s.Events[j+1].Gone && g != nil && g.Pod != nil {
+			if g := now.get(s.Events[j+1].Name); !s.Events[j+1].Gone && g != nil && g.Pod != nil {
 				add(view(g, path))
 			}
 			break
 		}
 	}
 	if i > 0 && i < len(s.Events) && s.Events[i-1].Gone {
-		if g := t.files[s.Events[i-1].Name]; g != nil && g.Pod != nil {
+		if g := t.files.get(s.Events[i-1].Name); g != nil && g.Pod != nil {
 			add(view(g, path))
 		}
 	}
@@ -264,7 +261,7 @@ func (t *Timeline) reads(s types.Snapshot, now map[string]*types.File, i int, pa
 	}
 	if len(keys) == 0 {
 		for _, e := range s.Events {
-			for _, g := range []*types.File{now[e.Name], t.files[e.Name]} {
+			for _, g := range []*types.File{now.get(e.Name), t.files.get(e.Name)} {
 				if g != nil && g.Pod != nil {
 					keys[g.Pod.Key] = true
 				}
@@ -288,17 +285,17 @@ const Unseen = "(unseen) "
 // last snapshot and s, may have listed it: every name either held or s's
 // events named, each read as either had it, or as an event's read may
 // have seen it.
-func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listing {
+func (t *Timeline) relisted(s types.Snapshot, now files) *Listing {
 	if errors.Is(s.PathErr, fs.ErrNotExist) {
 		// Gone now: podwatch's own view is that the relist found it gone.
 		return &Listing{Missing: true}
 	}
 	names := map[string]bool{}
-	for name := range t.files {
-		names[name] = true
+	for _, f := range t.files {
+		names[f.Name] = true
 	}
-	for name := range now {
-		names[name] = true
+	for _, f := range now {
+		names[f.Name] = true
 	}
 	for _, e := range s.Events {
 		if !e.Gone {
@@ -307,7 +304,7 @@ func (t *Timeline) relisted(s types.Snapshot, now map[string]*types.File) *Listi
 	}
 	l := &Listing{}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		f, p := now[name], t.files[name]
+		f, p := now.get(name), t.files.get(name)
 		kind := EntryRegular
 		switch {
 		case f != nil:

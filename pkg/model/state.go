@@ -21,7 +21,7 @@ func NewKubelet() *Kubelet {
 func (k *Kubelet) clone() *Kubelet {
 	return &Kubelet{
 		Source:  &FileSource{store: maps.Clone(k.Source.store), fileKeyMapping: maps.Clone(k.Source.fileKeyMapping)},
-		Storage: &Storage{pods: maps.Clone(k.Storage.pods), seen: k.Storage.seen},
+		Storage: &Storage{pods: maps.Clone(k.Storage.pods), seen: k.Storage.seen, strays: k.Storage.strays},
 	}
 }
 
@@ -29,12 +29,31 @@ func (k *Kubelet) clone() *Kubelet {
 // none): its UID and semantic content, which change exactly when the
 // kubelet restarts or updates it.
 func (k *Kubelet) Running(key string) string {
-	for _, p := range k.Storage.pods {
-		if p.Key == key {
-			return p.identity()
-		}
+	if p, ok := k.held(key); ok {
+		return p.identity()
 	}
 	return ""
+}
+
+// held is the pod the merge holds for key. Every update the merge takes
+// is the store's whole list, and the store changes only with one, so the
+// pod held for a key is the one of the UID the store gives it, found
+// without a look at every pod, unless a pod strays (Storage.strays).
+func (k *Kubelet) held(key string) (Pod, bool) {
+	if !k.Storage.strays {
+		if s, ok := k.Source.store[key]; ok {
+			if p, ok := k.Storage.pods[s.UID]; ok && p.Key == key {
+				return p, true
+			}
+		}
+		return Pod{}, false
+	}
+	for _, p := range k.Storage.pods {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return Pod{}, false
 }
 
 // fingerprint tells two states apart exactly when they differ.

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -20,14 +19,7 @@ func (p Pod) Identity() string { return p.identity() }
 func (k *Kubelet) Clone() *Kubelet { return k.clone() }
 
 // Pod is the pod the merge holds for key, as Running names it.
-func (k *Kubelet) Pod(key string) (Pod, bool) {
-	for _, p := range k.Storage.pods {
-		if p.Key == key {
-			return p, true
-		}
-	}
-	return Pod{}, false
-}
+func (k *Kubelet) Pod(key string) (Pod, bool) { return k.held(key) }
 
 // KeyOf is the key the file source's fileKeyMapping holds for path: that
 // of the pod the file last gave the store.
@@ -125,10 +117,24 @@ func (e *Explored) Agreed() bool {
 // event in a large folder then costs what it touches. A relist among the
 // inputs lists every file, and the whole of k is explored.
 func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
+	return Explore(k.touchedBy(inputs), inputs, max)
+}
+
+// ReplayEachTouched is ReplayEach of the keys the inputs may touch alone,
+// as ExploreTouched sees them, with the state it starts from: what each
+// says of a key the inputs touch, Running says as of the whole k.
+func ReplayEachTouched(k *Kubelet, inputs []Input) (*Kubelet, []*Kubelet) {
+	n := k.touchedBy(inputs)
+	return n, ReplayEach(n, inputs)
+}
+
+// touchedBy is k narrowed to the keys the inputs may touch, or k itself
+// when a relist among them lists every file.
+func (k *Kubelet) touchedBy(inputs []Input) *Kubelet {
 	touched := map[string]bool{}
 	for _, in := range inputs {
 		if in.Event == nil {
-			return Explore(k, inputs, max)
+			return k
 		}
 		if key, ok := k.Source.fileKeyMapping[in.Event.Path]; ok {
 			touched[key] = true
@@ -152,7 +158,7 @@ func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
 			}
 		}
 	}
-	return Explore(k.narrow(touched, inputs), inputs, max)
+	return k.narrow(touched, inputs)
 }
 
 // narrow is k with the keys touched, the mapping of the inputs' paths,
@@ -174,13 +180,24 @@ func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
 			n.Source.fileKeyMapping[in.Event.Path] = key
 		}
 	}
+	n.Storage.strays = k.Storage.strays
 	rest := false
-	for uid, p := range k.Storage.pods {
-		if touched[p.Key] {
-			n.Storage.pods[uid] = p
-		} else {
-			rest = true
+	if k.Storage.strays {
+		for uid, p := range k.Storage.pods {
+			if touched[p.Key] {
+				n.Storage.pods[uid] = p
+			} else {
+				rest = true
+			}
 		}
+	} else {
+		// One pod per key, each found by its key (held).
+		for key := range touched {
+			if p, ok := k.held(key); ok {
+				n.Storage.pods[p.UID] = p
+			}
+		}
+		rest = len(k.Storage.pods) > len(n.Storage.pods)
 	}
 	if rest {
 		n.Storage.pods[restPod.UID] = restPod
@@ -193,7 +210,6 @@ func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
 func (t *Timeline) Clone() *Timeline {
 	c := *t
 	c.inputs = slices.Clone(t.inputs)
-	c.files = maps.Clone(t.files)
 	c.open = make([][]int, len(t.open))
 	for i, o := range t.open {
 		c.open[i] = slices.Clone(o)
@@ -212,10 +228,16 @@ func (t *Timeline) Fold() {
 func (t *Timeline) Started() bool { return t.started }
 
 // Last is the file of that name as the last snapshot had it, nil if none.
-func (t *Timeline) Last(name string) *types.File { return t.files[name] }
+func (t *Timeline) Last(name string) *types.File { return t.files.get(name) }
 
 // LastNames are the names the last snapshot held.
-func (t *Timeline) LastNames() []string { return slices.Collect(maps.Keys(t.files)) }
+func (t *Timeline) LastNames() []string {
+	names := make([]string, len(t.files))
+	for i, f := range t.files {
+		names[i] = f.Name
+	}
+	return names
+}
 
 // Relisted is when the last relist of the kubelet's taken in was (zero
 // for none): the next one comes a relist period after it.
@@ -239,14 +261,23 @@ func (k *Kubelet) Absorb(e *Explored, inputs []Input) {
 			}
 		}
 	}
-	for uid, p := range k.Storage.pods {
-		if keys[p.Key] {
-			delete(k.Storage.pods, uid)
+	if k.Storage.strays {
+		for uid, p := range k.Storage.pods {
+			if keys[p.Key] {
+				delete(k.Storage.pods, uid)
+			}
+		}
+	} else {
+		for key := range keys {
+			if p, ok := k.held(key); ok {
+				delete(k.Storage.pods, p.UID)
+			}
 		}
 	}
 	for _, part := range e.Parts {
 		end := part.Ends[0].Kubelet
 		k.Storage.seen = k.Storage.seen || end.Storage.seen
+		k.Storage.strays = k.Storage.strays || end.Storage.strays
 		for _, key := range part.Keys {
 			if key == restKey {
 				continue
