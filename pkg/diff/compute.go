@@ -188,6 +188,10 @@ type computation struct {
 	// was not taken in (podwatch could not read the folder).
 	portPods bool
 	window   *portWindow
+	// keptInvalid: a file's problem said the kubelet runs its last good
+	// parse on, which a step that looks only at the files it names would
+	// not say again should that change.
+	keptInvalid bool
 }
 
 // ownPods copies the published pods before the first write: a step that
@@ -412,6 +416,7 @@ func (c *computation) fileProblem(f *types.File) bool {
 		if key, ok := c.runsFrom(f.Name); ok && !c.snap.Single && c.next.Pods[key] != nil {
 			detail += fmt.Sprintf("; the kubelet keeps running pod %s from its last good parse and stops it at its next relist%s unless the file is fixed", key, c.within())
 			msg += fmt.Sprintf(": the kubelet stops %s at its next relist", podName(key))
+			c.keptInvalid = true
 			if c.opts.RelistPeriod > 0 {
 				msg += ", within " + c.opts.RelistPeriod.String()
 			}

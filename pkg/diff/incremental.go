@@ -71,10 +71,39 @@ func (c *computation) podsPlain() bool {
 // incremental runs the incremental step when b allows it, and reports
 // whether it did; when it did not, it had no side effect.
 func (c *computation) incremental(b *baseline) bool {
-	s := c.snap
-	if b == nil || !c.kv.plain || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
-		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts || c.saysFixed() {
+	if b == nil || !c.kv.plain || c.saysFixed() {
 		return false
+	}
+	names, plan, ok := c.incrementalPlan(b)
+	if !ok {
+		return false
+	}
+	c.plain = true
+	c.touched = names
+	c.watchProblem()
+	c.touchedProblems()
+	c.plainChanges(plan)
+	return true
+}
+
+// touchedProblems reports the problems of the files the incremental step
+// looks at.
+func (c *computation) touchedProblems() {
+	for _, name := range c.touched {
+		if f := lookup(c.snap.Files, name); f != nil {
+			c.fileProblem(f)
+		}
+	}
+}
+
+// incrementalPlan checks that the snapshot may be diffed from b by the
+// names it changed alone, with no side effect, and returns those names,
+// sorted, and the valid files among them that may change something.
+func (c *computation) incrementalPlan(b *baseline) ([]string, []planned, bool) {
+	s := c.snap
+	if b == nil || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
+		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts {
+		return nil, nil, false
 	}
 	names := s.Changed
 	if !slices.IsSorted(names) {
@@ -93,38 +122,29 @@ func (c *computation) incremental(b *baseline) bool {
 		}
 		switch {
 		case wasKey != "" && wasKey != curKey:
-			return false // a published pod loses its file
+			return nil, nil, false // a published pod loses its file
 		case curKey == "":
 		case wasKey == curKey:
 			p := c.next.Pods[curKey]
 			if p == nil || p.File != name {
-				return false // not the baseline it claims to be
+				return nil, nil, false // not the baseline it claims to be
 			}
 			if p.Hash != cur.Pod.Hash || p.Config != cur.Pod.Config {
 				plan = append(plan, planned{f: cur, p: p, had: true})
 			}
 		default:
 			if _, ok := c.next.Pods[curKey]; ok {
-				return false // a second file for a published pod, or a new winner
+				return nil, nil, false // a second file for a published pod, or a new winner
 			}
 			for _, w := range plan {
 				if !w.had && w.f.Pod.Key == curKey {
-					return false // two new files define one pod
+					return nil, nil, false // two new files define one pod
 				}
 			}
 			plan = append(plan, planned{f: cur})
 		}
 	}
-	c.plain = true
-	c.touched = names
-	c.watchProblem()
-	for _, name := range names {
-		if f := lookup(s.Files, name); f != nil {
-			c.fileProblem(f)
-		}
-	}
-	c.plainChanges(plan)
-	return true
+	return names, plan, true
 }
 
 // touchedIDs are the problem IDs the incremental step may have made stale:

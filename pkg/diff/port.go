@@ -35,13 +35,67 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
 		c.window = c.portTake(ps)
 	}
-	c.run()
+	names, _, incremental := c.incrementalPlan(prev.base)
+	if incremental {
+		// Only the named files can have a problem of their own new, and
+		// none of them a second definer (see incremental.go).
+		c.touched = names
+		c.watchProblem()
+		c.touchedProblems()
+	} else {
+		c.run()
+	}
+	first := len(c.changes)
 	if c.window != nil {
 		c.portChanges(c.window)
 	}
-	c.sweepAll()
-	c.next.base = nil
+	if incremental {
+		c.sweep(c.touchedIDs())
+	} else {
+		c.sweepAll()
+	}
+	c.next.base = c.portBaseline(incremental, c.changes[first:])
 	return c.changes, c.next, c.recheck
+}
+
+// portBaseline is the baseline for the next step when this one left the
+// published pods plain (see incremental.go), nil otherwise. After an
+// incremental step, whose names no published pod lost, the pods of those
+// names and the changes said (each of one of them) tell; after a full
+// step, every file.
+func (c *computation) portBaseline(incremental bool, said []types.Change) *baseline {
+	s := c.snap
+	if s.Seq == 0 || s.PathErr != nil || s.Single || !c.recheck.IsZero() || c.keptInvalid {
+		return nil
+	}
+	for id := range c.next.Pending {
+		if strings.HasPrefix(id, "pod/") {
+			return nil
+		}
+	}
+	if !incremental {
+		if !c.podsPlain() {
+			return nil
+		}
+		return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
+	}
+	keys := map[string]bool{}
+	for _, name := range c.touched {
+		f := lookup(s.Files, name)
+		if f == nil || !validPod(f) {
+			continue
+		}
+		keys[f.Pod.Key] = true
+		if p := c.next.Pods[f.Pod.Key]; p == nil || p.File != name || p.Hash != f.Pod.Hash || p.Config != f.Pod.Config {
+			return nil
+		}
+	}
+	for _, ch := range said {
+		if ch.Op != "" && !keys[ch.Object.Namespace+"/"+ch.Object.Name] {
+			return nil // the port changed a pod no named file gives
+		}
+	}
+	return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
 }
 
 // portTake takes the snapshot into the window and explores it.

@@ -210,8 +210,8 @@ func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
 func (t *Timeline) Clone() *Timeline {
 	c := *t
 	c.inputs = slices.Clone(t.inputs)
-	c.open = make([][]int, len(t.open))
-	for i, o := range t.open {
+	c.open = slices.Clone(t.open)
+	for i, o := range c.open {
 		c.open[i] = slices.Clone(o)
 	}
 	return &c
