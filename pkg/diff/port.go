@@ -300,6 +300,9 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 // it. Once the kubelet's watch ended with the folder, only its relists
 // change anything, whichever input podwatch's window still holds.
 func (w *portWindow) atRelist(key, to string) (at, late bool) {
+	if !w.ps.tl.Unwatched() && !slices.ContainsFunc(w.inputs, func(in model.Input) bool { return in.Relist != nil }) {
+		return false, false // no relist in the window, and the watch takes the rest in
+	}
 	if w.states == nil {
 		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
 	}

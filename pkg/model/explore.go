@@ -125,7 +125,11 @@ func (p *path) apply(in Input) []*path {
 		return p.relist(in.Relist)
 	}
 	if in.Event.Type == PodDelete {
-		return []*path{p.event(*in.Event, Outcome{})}
+		return []*path{p.eventInPlace(*in.Event, Outcome{})}
+	}
+	if len(in.Reads) == 1 {
+		// One way on: p goes on as it, with no copy.
+		return []*path{p.eventInPlace(*in.Event, in.Reads[0])}
 	}
 	var out []*path
 	for _, o := range in.Reads {
@@ -135,10 +139,15 @@ func (p *path) apply(in Input) []*path {
 }
 
 func (p *path) event(e WatchEvent, o Outcome) *path {
-	q := p.clone()
-	u, _ := q.k.Source.ConsumeWatchEvent(e, func(string) (Pod, error) { return o.get() })
-	q.merge(u)
-	return q
+	return p.clone().eventInPlace(e, o)
+}
+
+// eventInPlace is p after e, read as o, p itself changed: for the one way
+// on, which nothing else holds p for.
+func (p *path) eventInPlace(e WatchEvent, o Outcome) *path {
+	u, _ := p.k.Source.ConsumeWatchEvent(e, func(string) (Pod, error) { return o.get() })
+	p.merge(u)
+	return p
 }
 
 // relist is p after a relist, one path per combination of the reads'

@@ -50,7 +50,9 @@ func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
 	out := make([]*Kubelet, len(inputs))
 	p := start(k)
 	for i, in := range inputs {
-		p = p.apply(in)[0]
+		// A copy of each state, which the next input would change in
+		// place.
+		p = p.clone().apply(in)[0]
 		out[i] = p.k
 	}
 	return out
@@ -98,6 +100,9 @@ func (k *Kubelet) Take(inputs []Input) {
 // the window can be folded into its base, keeping podwatch's own view.
 func (e *Explored) Agreed() bool {
 	for _, part := range e.Parts {
+		if len(part.Ends) == 1 {
+			continue // one way: nothing to tell apart
+		}
 		var first string
 		for i, end := range part.Ends {
 			var b strings.Builder
@@ -164,7 +169,10 @@ func (k *Kubelet) touchedBy(inputs []Input) *Kubelet {
 // narrow is k with the keys touched, the mapping of the inputs' paths,
 // and the rest standing as one pod.
 func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
-	n := NewKubelet()
+	n := &Kubelet{
+		Source:  &FileSource{store: make(map[string]Pod, len(touched)+1), fileKeyMapping: make(map[string]string, len(inputs)+1)},
+		Storage: &Storage{pods: make(map[string]Pod, len(touched)+1)},
+	}
 	n.Storage.seen = k.Storage.seen
 	for key := range touched {
 		if p, ok := k.Source.store[key]; ok {
