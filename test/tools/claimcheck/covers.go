@@ -1,0 +1,236 @@
+package claimcheck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Unbounded is Said.Max for a claim whose before.max is null.
+const Unbounded = -1
+
+// Said is one pod change podwatch said, in the terms Covers judges by.
+type Said struct {
+	// Op is ADD, UPDATE or REMOVE.
+	Op string
+	// Min and Max bound the restarts on the way to the change, the change
+	// itself not counted; Max is Unbounded when nothing bounds them. For
+	// an ADD they follow the start (the pod started, then restarted on
+	// its way to what podwatch says runs); for an UPDATE and a REMOVE
+	// they come before the change's own restart or drop.
+	Min, Max int
+	// MaySkip: the kubelet may make none of it.
+	MaySkip bool
+	// After is how many times the pod may leave what the change leads to
+	// and come back to it (a drop and a start, or two restarts folded in
+	// one UPDATE each way) once the change is made.
+	After int
+	// ID and With: a change whose With is the ID of the change just before
+	// it is all-or-nothing with that one.
+	ID, With uint64
+	// Capped: the claim was capped (Before is then {0, null}).
+	Capped bool
+}
+
+// FromClaim is c in Covers's terms.
+func FromClaim(c types.Claim) Said {
+	s := Said{Op: string(c.Op), Min: c.Before.Min, Max: Unbounded, MaySkip: c.MaySkip, After: c.After.Max, ID: c.ID, With: c.With, Capped: c.Capped}
+	if c.Before.Max != nil {
+		s.Max = *c.Before.Max
+	}
+	return s
+}
+
+// Amend widens, in said, the changes an amendment names (a
+// StaticPodMayHaveRestarted: Claim.Amends) to no bound on the way.
+func Amend(said []Said, amends []uint64) {
+	for i := range said {
+		if slices.Contains(amends, said[i].ID) {
+			said[i].Max = Unbounded
+		}
+	}
+}
+
+func (s Said) String() string {
+	var b strings.Builder
+	b.WriteString(s.Op)
+	switch {
+	case s.Max == Unbounded:
+		fmt.Fprintf(&b, " [%d..]", s.Min)
+	case s.Max > 0 || s.Min > 0:
+		fmt.Fprintf(&b, " [%d..%d]", s.Min, s.Max)
+	}
+	if s.MaySkip {
+		b.WriteString("?")
+	}
+	if s.After > 0 {
+		fmt.Fprintf(&b, " after<=%d", s.After)
+	}
+	if s.With != 0 {
+		fmt.Fprintf(&b, " with#%d", s.With)
+	}
+	if s.Capped {
+		b.WriteString(" capped")
+	}
+	return b.String()
+}
+
+// Normal is ops with every REMOVE directly followed by an ADD made one
+// UPDATE: one restart either way.
+func Normal(ops []string) []string {
+	var out []string
+	for i := 0; i < len(ops); i++ {
+		if ops[i] == "REMOVE" && i+1 < len(ops) && ops[i+1] == "ADD" {
+			out = append(out, "UPDATE")
+			i++
+			continue
+		}
+		out = append(out, ops[i])
+	}
+	return out
+}
+
+// Covers reports whether the kubelet's operations on one pod, in order,
+// are one of the sequences said allows, both in normal form. Each change
+// is made (or, MaySkip, not) with its restarts on the way, within
+// [Min, Max], and up to After returns after it; a change all-or-nothing
+// with the one before it is skipped with it and made with it.
+func Covers(said []Said, ops []string) bool {
+	m := &matcher{said: said, ops: Normal(ops), memo: map[state]bool{}}
+	return m.from(state{})
+}
+
+// state is where the match stands: the next change, the next of the
+// kubelet's operations, a REMOVE fed but not yet matched (it makes an
+// UPDATE with an ADD fed next), and whether the next change must be made.
+type state struct {
+	i, pos  int
+	pending bool
+	forced  bool
+}
+
+type matcher struct {
+	said []Said
+	ops  []string
+	memo map[state]bool
+}
+
+// paired says said[i+1] is all-or-nothing with said[i].
+func (m *matcher) paired(i int) bool {
+	return i+1 < len(m.said) && m.said[i+1].With != 0 && m.said[i+1].With == m.said[i].ID
+}
+
+func (m *matcher) from(st state) bool {
+	if v, ok := m.memo[st]; ok {
+		return v
+	}
+	m.memo[st] = false // a state is never its own successor; this guards it
+	v := m.step(st)
+	m.memo[st] = v
+	return v
+}
+
+func (m *matcher) step(st state) bool {
+	if st.i == len(m.said) {
+		pos, ok := m.flush(st.pos, st.pending)
+		return ok && pos == len(m.ops)
+	}
+	s := m.said[st.i]
+	if s.MaySkip && !st.forced {
+		next := st.i + 1
+		if m.paired(st.i) {
+			next++
+		}
+		if m.from(state{i: next, pos: st.pos, pending: st.pending}) {
+			return true
+		}
+	}
+	hi := s.Max
+	if hi == Unbounded || hi > len(m.ops) {
+		// Each restart takes one of the kubelet's operations.
+		hi = len(m.ops)
+	}
+	for k := s.Min; k <= hi; k++ {
+		for a := 0; a <= s.After; a++ {
+			pos, pending, ok := m.feed(st.pos, st.pending, expand(s.Op, k, a))
+			if ok && m.from(state{i: st.i + 1, pos: pos, pending: pending, forced: m.paired(st.i)}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// expand is the operations a change of op makes with k restarts on the
+// way and a returns after it, a restart written as one UPDATE.
+func expand(op string, k, a int) []string {
+	var out []string
+	switch op {
+	case "ADD":
+		out = append(out, "ADD")
+		out = appendN(out, "UPDATE", k)
+		out = appendN(out, "UPDATE", a)
+	case "UPDATE":
+		out = appendN(out, "UPDATE", k+1+a)
+	case "REMOVE":
+		out = appendN(out, "UPDATE", k)
+		out = append(out, "REMOVE")
+		for range a {
+			out = append(out, "ADD", "REMOVE")
+		}
+	default:
+		return []string{"?" + op} // matches nothing
+	}
+	return out
+}
+
+func appendN(s []string, op string, n int) []string {
+	for range n {
+		s = append(s, op)
+	}
+	return s
+}
+
+// feed matches ops, as one side makes them, against the kubelet's in
+// normal form from pos: a REMOVE waits to see whether an ADD follows.
+func (m *matcher) feed(pos int, pending bool, ops []string) (int, bool, bool) {
+	for _, op := range ops {
+		if pos > len(m.ops) {
+			return 0, false, false
+		}
+		if op == "ADD" && pending {
+			if pos >= len(m.ops) || m.ops[pos] != "UPDATE" {
+				return 0, false, false
+			}
+			pos, pending = pos+1, false
+			continue
+		}
+		var ok bool
+		if pos, ok = m.flush(pos, pending); !ok {
+			return 0, false, false
+		}
+		pending = false
+		if op == "REMOVE" {
+			pending = true
+			continue
+		}
+		if pos >= len(m.ops) || m.ops[pos] != op {
+			return 0, false, false
+		}
+		pos++
+	}
+	return pos, pending, true
+}
+
+// flush matches a REMOVE left waiting.
+func (m *matcher) flush(pos int, pending bool) (int, bool) {
+	if !pending {
+		return pos, true
+	}
+	if pos >= len(m.ops) || m.ops[pos] != "REMOVE" {
+		return 0, false
+	}
+	return pos + 1, true
+}
