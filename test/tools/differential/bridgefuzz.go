@@ -47,8 +47,11 @@ type fuzzPodwatch struct {
 	snaps []ptypes.Snapshot
 }
 
-func startFuzzPodwatch(ctx context.Context, dir string) (*fuzzPodwatch, error) {
-	src, err := file.New(file.Options{Path: dir, NodeName: node, FileCheckFrequency: time.Hour}, nil, nil)
+// startFuzzPodwatch starts podwatch's file source on dir, listing it in
+// full every relist, and waits for its first snapshot; settle is its
+// settle delay (zero: the default).
+func startFuzzPodwatch(ctx context.Context, dir string, relist, settle time.Duration) (*fuzzPodwatch, error) {
+	src, err := file.New(file.Options{Path: dir, NodeName: node, FileCheckFrequency: relist, SettleDelay: settle}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type FuzzResult struct {
 	// Bridge is the verdict on the same round replayed over podwatch's
 	// snapshots.
 	Bridge *BridgeResult `json:"bridge,omitempty"`
+	// Engines are the verdicts on the claims of podwatch's diff engines
+	// over the same snapshots (enginefuzz.go).
+	Engines []EngineResult `json:"engines,omitempty"`
 }
 
 // fuzzCap bounds the distinct states the port explores after an input.
@@ -115,8 +118,9 @@ func (c content) bytes() []byte {
 }
 
 // FuzzRound plays one round in dir, an empty folder, with the changes seed
-// draws; the kubelet lists it every period.
-func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duration) (*FuzzResult, error) {
+// draws; the kubelet lists it every period. settle is podwatch's settle
+// delay in the replay of its diff engines.
+func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time.Duration) (*FuzzResult, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	res := &FuzzResult{Seed: seed}
 	r := &round{dir: dir, rng: rng, res: res, held: map[string][]version{}, now: map[string]content{}}
@@ -178,11 +182,19 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 	if err := awaitWatches(ctx, dir, before); err != nil {
 		return nil, err
 	}
-	pw, err := startFuzzPodwatch(ctx, dir)
+	pw, err := startFuzzPodwatch(ctx, dir, time.Hour, 0)
+	if err != nil {
+		return nil, err
+	}
+	// The engines' source lists the folder every period as the kubelet
+	// does, as the agent's does by default.
+	epw, err := startFuzzPodwatch(ctx, dir, period, settle)
 	if err != nil {
 		return nil, err
 	}
 
+	var base int // the kubelet's updates before the changes: the start
+	k.b.read(func() { base = len(k.updates) })
 	for range 4 + rng.IntN(6) {
 		if err := r.change(); err != nil {
 			return nil, err
@@ -210,19 +222,23 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 		return nil, err
 	}
 
-	if err := pw.b.await(ctx, waitLimit, "podwatch sees the cut", func() bool {
-		return slices.ContainsFunc(pw.snaps, func(s ptypes.Snapshot) bool {
-			return slices.ContainsFunc(s.Files, func(f *ptypes.File) bool { return f.Path == cut })
-		})
-	}, func() string { return "" }); err != nil {
-		return nil, err
+	for _, p := range []*fuzzPodwatch{pw, epw} {
+		if err := p.b.await(ctx, waitLimit, "podwatch sees the cut", func() bool {
+			return slices.ContainsFunc(p.snaps, func(s ptypes.Snapshot) bool {
+				return slices.ContainsFunc(s.Files, func(f *ptypes.File) bool { return f.Path == cut })
+			})
+		}, func() string { return "" }); err != nil {
+			return nil, err
+		}
 	}
 
 	var log []logEntry
 	var updates []kubetypes.PodUpdate
 	var events []fsnotify.Event
 	var snaps []ptypes.Snapshot
+	var esnaps []ptypes.Snapshot
 	pw.b.read(func() { snaps = slices.Clone(pw.snaps) })
+	epw.b.read(func() { esnaps = slices.Clone(epw.snaps) })
 	k.b.read(func() {
 		log = k.log[:slices.IndexFunc(k.log, func(e logEntry) bool { return e.path == cut })]
 		updates = k.updates[:addsName(k.updates, "cut")]
@@ -246,6 +262,20 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period time.Duratio
 		}
 	}
 	res.Bridge = bridge(snaps, relists, cut, res.Kubelet)
+	res.Engines = engineVerdicts(esnaps, relistSpans(log), dir, period, settle, kubeletOps(updates[base:], fuzzPod))
+	for i := range res.Engines {
+		if e := &res.Engines[i]; e.Debug != nil {
+			var lines []string
+			for _, l := range log {
+				what := "kubelet read "
+				if l.relist {
+					what = "kubelet relist mark "
+				}
+				lines = append(lines, what+filepath.Base(l.path)+" @"+l.at.Format("05.000000"))
+			}
+			e.Debug = append(lines, e.Debug...)
+		}
+	}
 	if res.Bridge.Debug != nil {
 		for _, e := range log {
 			what := "kubelet read "

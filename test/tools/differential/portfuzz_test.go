@@ -31,7 +31,7 @@ func fuzzChild(seed string) int {
 			return err
 		}
 		res.Seed = s
-		r, err := FuzzRound(ctx, dir, s, fuzzPeriod)
+		r, err := FuzzRound(ctx, dir, s, fuzzPeriod, fuzzSettle())
 		if r != nil {
 			res = r
 		}

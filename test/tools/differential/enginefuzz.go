@@ -1,0 +1,332 @@
+package differential
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
+
+	"github.com/podwatch/podwatch/pkg/diff"
+	ptypes "github.com/podwatch/podwatch/pkg/types"
+	"github.com/podwatch/podwatch/test/tools/claimcheck"
+)
+
+// A fuzz round also replays podwatch's snapshots through its diff engine
+// (diff.Advance, as the agent's loop calls it), once per engine, and
+// judges each change it says by its claim: what the kubelet's pod config
+// did to each pod, ADD, UPDATE and REMOVE in order, must be one of the
+// sequences the claims allow (claimcheck.Covers).
+//
+// The replay runs on the snapshots' own times, which the real clock wrote:
+// a snapshot is stepped at its time, a change waiting to settle at the
+// time the engine asked for, and a relist of the kubelet's, when the
+// engine is told of them, is taken in a moment after it ended, as the
+// agent takes in what its relist detector saw (relistLag). The relists are
+// the kubelet's own, from its log, as a detector with the phase known
+// would report them; after the round, the kubelet goes on relisting every
+// period over a quiet folder, until the engine has nothing waiting.
+
+// EngineResult is one engine's verdict on a round.
+type EngineResult struct {
+	Engine string `json:"engine"`
+	// Relists says whether the engine was told the kubelet's relists
+	// ("seen") or not ("unseen": its own list stands in, an estimate).
+	Relists string `json:"relists"`
+	Covered bool   `json:"covered"`
+	// Claims counts the pod changes said, Capped those of them whose
+	// claim was capped, Pods the pods judged.
+	Claims int `json:"claims"`
+	Capped int `json:"capped"`
+	Pods   int `json:"pods"`
+	// Uncovered is, per pod not covered, what podwatch said and what the
+	// kubelet did.
+	Uncovered map[string]PodClaims `json:"uncovered,omitempty"`
+	// Width is the largest before.max - before.min of a bounded claim;
+	// Unbounded counts the claims with no bound.
+	Width     int    `json:"width"`
+	Unbounded int    `json:"unbounded"`
+	Error     string `json:"error,omitempty"`
+	// Debug is the replay, step by step, for a round not covered.
+	Debug []string `json:"debug,omitempty"`
+}
+
+// PodClaims is what podwatch said of a pod, claim by claim, and what the
+// kubelet did.
+type PodClaims struct {
+	Said    []string `json:"said"`
+	Kubelet []string `json:"kubelet"`
+}
+
+// relistSpan is one relist of the kubelet's: when it began (its folder
+// open, as near as the log tells) and when it ended.
+type relistSpan struct{ begin, end time.Time }
+
+// relistSpans are the whole relists of log.
+func relistSpans(log []logEntry) []relistSpan {
+	var out []relistSpan
+	var open *time.Time
+	for _, e := range log {
+		switch {
+		case e.relist && filepath.Base(e.path) == clockFirst:
+			at := e.at
+			open = &at
+		case e.relist && filepath.Base(e.path) == clockLast && open != nil:
+			out = append(out, relistSpan{begin: *open, end: e.at})
+			open = nil
+		}
+	}
+	return out
+}
+
+// kubeletOps are, per pod, the pod config's operations in updates, in
+// order: a status-only RECONCILE is none.
+func kubeletOps(updates []kubetypes.PodUpdate, keep func(key string) bool) map[string][]string {
+	ops := map[string][]string{}
+	for _, u := range updates {
+		var op string
+		switch u.Op {
+		case kubetypes.ADD:
+			op = "ADD"
+		case kubetypes.UPDATE:
+			op = "UPDATE"
+		case kubetypes.REMOVE, kubetypes.DELETE:
+			op = "REMOVE"
+		default:
+			continue
+		}
+		for _, p := range u.Pods {
+			if key := p.Namespace + "/" + p.Name; keep(key) {
+				ops[key] = append(ops[key], op)
+			}
+		}
+	}
+	return ops
+}
+
+// fuzzPod says whether key is one of the round's pods, not the harness's.
+func fuzzPod(key string) bool {
+	for pod := range fuzzNames {
+		if key == v1.NamespaceDefault+"/"+pod+"-"+node {
+			return true
+		}
+	}
+	return false
+}
+
+// engineVerdicts replays snaps through each engine, with the kubelet's
+// relists told and not, and judges the claims against kubelet.
+func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet map[string][]string) []EngineResult {
+	var out []EngineResult
+	for _, engine := range []diff.Engine{diff.EngineCatalogue, diff.EnginePort} {
+		for _, seen := range []bool{true, false} {
+			opts := diff.Options{NodeName: node, Path: dir, SettleDelay: settle, RelistPeriod: period, Engine: engine}
+			said, stats := replayEngine(snaps, relists, opts, seen)
+			res := judgeClaims(said, kubelet)
+			if !res.Covered {
+				res.Debug = stats.debug
+			}
+			res.Engine, res.Relists = string(engine), "unseen"
+			if seen {
+				res.Relists = "seen"
+			}
+			res.Claims, res.Capped, res.Error = stats.claims, stats.capped, stats.err
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+type replayStats struct {
+	claims, capped int
+	err            string
+	debug          []string
+}
+
+// replayHorizon bounds how long past the last snapshot the replay goes on
+// stepping the engine for what waits to settle.
+const replayHorizon = 30 * time.Second
+
+// replayEngine steps an engine over snaps as the agent's loop does, and
+// returns the claims it made of each of the round's pods, amendments
+// applied. The first snapshot is the folder before the round's changes:
+// what the engine says of it is the start, not a change.
+func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Options, seen bool) (map[string][]claimcheck.Said, replayStats) {
+	var stats replayStats
+	said := map[string][]claimcheck.Said{}
+	if len(snaps) == 0 {
+		stats.err = "no snapshot"
+		return said, stats
+	}
+	lag := min(750*time.Millisecond, opts.RelistPeriod/2)
+	// The kubelet goes on relisting after the round, every period.
+	last := snaps[len(snaps)-1].Time
+	end := last.Add(replayHorizon)
+	// Past the log's relists and two more, with every snapshot in and
+	// nothing waiting, the replay is done.
+	stop := 0
+	if seen {
+		stop = len(relists) + 2
+		relists = slices.Clone(relists)
+		next := last
+		if len(relists) > 0 {
+			next = relists[len(relists)-1].begin
+		}
+		for next = next.Add(opts.RelistPeriod); next.Before(end); next = next.Add(opts.RelistPeriod) {
+			relists = append(relists, relistSpan{begin: next, end: next})
+		}
+		stop = min(stop, len(relists))
+	} else {
+		relists = nil
+	}
+	var (
+		state   diff.State
+		snap    ptypes.Snapshot
+		told    time.Time // the kubelet relist the engine was told of
+		recheck time.Time
+		started bool
+	)
+	step := func(now time.Time) {
+		s := snap
+		s.KubeletRelist = told
+		changes, at := diff.Advance(&state, s, now, opts)
+		recheck = at
+		for _, ch := range changes {
+			if ch.Claim != nil {
+				js, _ := json.Marshal(ch.Claim)
+				stats.debug = append(stats.debug, fmt.Sprintf("  %s, told the relist @%s: %s %s %s %s",
+					now.Format("05.000000"), told.Format("05.000000"), ch.Object.Name, ch.Reason, ch.File, js))
+			}
+		}
+		if !started {
+			return
+		}
+		for _, ch := range changes {
+			key := ch.Object.Namespace + "/" + ch.Object.Name
+			if ch.Object.Kind != ptypes.KindPod || !fuzzPod(key) || ch.Claim == nil {
+				continue
+			}
+			switch {
+			case ch.Op != "":
+				s := claimcheck.FromClaim(*ch.Claim)
+				said[key] = append(said[key], s)
+				stats.claims++
+				if s.Capped {
+					stats.capped++
+				}
+			case ch.Reason == ptypes.ReasonMayHaveRestarted:
+				claimcheck.Amend(said[key], ch.Claim.Amends)
+			}
+		}
+	}
+	i, r := 0, 0
+	for {
+		if i == len(snaps) && recheck.IsZero() && r >= stop {
+			return said, stats
+		}
+		// The next thing to happen: a snapshot, a relist taken in, or a
+		// recheck.
+		next, kind := end, ""
+		if i < len(snaps) {
+			next, kind = snaps[i].Time, "snap"
+		}
+		if r < len(relists) && relists[r].end.Add(lag).Before(next) {
+			next, kind = relists[r].end.Add(lag), "relist"
+		}
+		if !recheck.IsZero() && recheck.Before(next) {
+			next, kind = recheck, "recheck"
+		}
+		switch kind {
+		case "":
+			if !recheck.IsZero() {
+				stats.err = "still waiting to settle past the horizon"
+			}
+			return said, stats
+		case "snap":
+			snap = snaps[i]
+			if i == 0 {
+				snap = wholeFiles(snap)
+			}
+			stats.debug = append(stats.debug, snapDebug(snap))
+			i++
+			step(next)
+			started = true
+		case "relist":
+			told = relists[r].begin
+			r++
+			if started {
+				step(next)
+			}
+		case "recheck":
+			step(next)
+		}
+	}
+}
+
+// wholeFiles is s, the folder before the round, with every file known
+// whole: the harness moved each in before podwatch started, and the start
+// is what the engine publishes of it at once, not a change that waits.
+func wholeFiles(s ptypes.Snapshot) ptypes.Snapshot {
+	files := make([]*ptypes.File, len(s.Files))
+	for i, f := range s.Files {
+		c := *f
+		c.Complete = true
+		files[i] = &c
+	}
+	s.Files = files
+	return s
+}
+
+// judgeClaims holds each pod's claims to what the kubelet did to it.
+func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string) EngineResult {
+	res := EngineResult{Covered: true}
+	keys := map[string]bool{}
+	for k := range said {
+		keys[k] = true
+	}
+	for k := range kubelet {
+		keys[k] = true
+	}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		res.Pods++
+		for _, s := range said[key] {
+			switch {
+			case s.Max == claimcheck.Unbounded:
+				res.Unbounded++
+			default:
+				res.Width = max(res.Width, s.Max-s.Min)
+			}
+		}
+		if claimcheck.Covers(said[key], kubelet[key]) {
+			continue
+		}
+		res.Covered = false
+		if res.Uncovered == nil {
+			res.Uncovered = map[string]PodClaims{}
+		}
+		var words []string
+		for _, s := range said[key] {
+			words = append(words, s.String())
+		}
+		res.Uncovered[key] = PodClaims{Said: words, Kubelet: slices.Clone(kubelet[key])}
+	}
+	return res
+}
+
+// engineLine is a result in a few words, for the test's log.
+func (r EngineResult) String() string {
+	var b strings.Builder
+	b.WriteString(r.Engine + "/" + r.Relists)
+	for key, pc := range r.Uncovered {
+		b.WriteString(" " + key + ": said [" + strings.Join(pc.Said, ", ") + "], kubelet [" + strings.Join(pc.Kubelet, " ") + "]")
+	}
+	if r.Error != "" {
+		b.WriteString(" (" + r.Error + ")")
+	}
+	return b.String()
+}
