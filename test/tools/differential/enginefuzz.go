@@ -61,6 +61,9 @@ type EngineResult struct {
 type PodClaims struct {
 	Said    []string `json:"said"`
 	Kubelet []string `json:"kubelet"`
+	// Ends, set when they differ: the image podwatch published last and
+	// the one the kubelet runs at the end ("" for none).
+	Ends []string `json:"ends,omitempty"`
 }
 
 // relistSpan is one relist of the kubelet's: when it began (its folder
@@ -121,13 +124,17 @@ func fuzzPod(key string) bool {
 
 // engineVerdicts replays snaps through each engine, with the kubelet's
 // relists told and not, and judges the claims against kubelet.
-func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet map[string][]string) []EngineResult {
+// runs are the images the kubelet ran, pod by pod (kubeletRuns): the last
+// of each is what it runs at the end, which the last pod an engine
+// published must be.
+func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string) []EngineResult {
 	var out []EngineResult
 	for _, engine := range []diff.Engine{diff.EngineCatalogue, diff.EnginePort} {
 		for _, seen := range []bool{true, false} {
 			opts := diff.Options{NodeName: node, Path: dir, SettleDelay: settle, RelistPeriod: period, Engine: engine}
 			said, stats := replayEngine(snaps, relists, opts, seen)
 			res := judgeClaims(said, kubelet)
+			judgeEnds(&res, stats.published, runs)
 			if !res.Covered {
 				res.Debug = stats.debug
 			}
@@ -146,6 +153,9 @@ type replayStats struct {
 	claims, capped int
 	err            string
 	debug          []string
+	// published is, per pod of the round, the image of the pod the
+	// engine published last.
+	published map[string]string
 }
 
 // replayHorizon bounds how long past the last snapshot the replay goes on
@@ -157,7 +167,7 @@ const replayHorizon = 30 * time.Second
 // applied. The first snapshot is the folder before the round's changes:
 // what the engine says of it is the start, not a change.
 func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Options, seen bool) (map[string][]claimcheck.Said, replayStats) {
-	var stats replayStats
+	stats := replayStats{published: map[string]string{}}
 	said := map[string][]claimcheck.Said{}
 	if len(snaps) == 0 {
 		stats.err = "no snapshot"
@@ -196,6 +206,13 @@ func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Optio
 		s.KubeletRelist = told
 		changes, at := diff.Advance(&state, s, now, opts)
 		recheck = at
+		clear(stats.published)
+		for key, p := range state.Pods {
+			var pod v1.Pod
+			if fuzzPod(key) && json.Unmarshal(p.JSON, &pod) == nil {
+				stats.published[key] = images(&pod)
+			}
+		}
 		for _, ch := range changes {
 			if ch.Claim != nil {
 				js, _ := json.Marshal(ch.Claim)
@@ -282,6 +299,31 @@ func wholeFiles(s ptypes.Snapshot) ptypes.Snapshot {
 	return s
 }
 
+// judgeEnds holds what each pod ends as in res's engine, by what it
+// published last, to what the kubelet runs at the end.
+func judgeEnds(res *EngineResult, published map[string]string, runs map[string][]string) {
+	keys := maps.Clone(published)
+	for key := range runs {
+		keys[key] = ""
+	}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		var ran string
+		if r := runs[key]; len(r) > 0 {
+			ran = r[len(r)-1]
+		}
+		if published[key] == ran {
+			continue
+		}
+		res.Covered = false
+		if res.Uncovered == nil {
+			res.Uncovered = map[string]PodClaims{}
+		}
+		pc := res.Uncovered[key]
+		pc.Ends = []string{published[key], ran}
+		res.Uncovered[key] = pc
+	}
+}
+
 // judgeClaims holds each pod's claims to what the kubelet did to it.
 func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string) EngineResult {
 	res := EngineResult{Covered: true}
@@ -324,6 +366,9 @@ func (r EngineResult) String() string {
 	b.WriteString(r.Engine + "/" + r.Relists)
 	for key, pc := range r.Uncovered {
 		b.WriteString(" " + key + ": said [" + strings.Join(pc.Said, ", ") + "], kubelet [" + strings.Join(pc.Kubelet, " ") + "]")
+		if pc.Ends != nil {
+			b.WriteString(fmt.Sprintf(", ends as %q in podwatch, %q in the kubelet", pc.Ends[0], pc.Ends[1]))
+		}
 	}
 	if r.Error != "" {
 		b.WriteString(" (" + r.Error + ")")

@@ -206,3 +206,14 @@ func TestJudgeClaimsFindsWhatTheClaimsMiss(t *testing.T) {
 		t.Errorf("judged %+v, want covered with a width of 1", res)
 	}
 }
+
+// judgeEnds finds a pod that an engine ends on another image than the
+// kubelet, or runs where the kubelet runs none.
+func TestJudgeEndsFindsAnotherEnd(t *testing.T) {
+	a, b := "default/a-"+node, "default/b-"+node
+	res := EngineResult{Covered: true}
+	judgeEnds(&res, map[string]string{a: "img:2", b: "img:1"}, map[string][]string{a: {"", "img:1", "img:2"}, b: {"", "img:1", ""}})
+	if res.Covered || len(res.Uncovered) != 1 || !slices.Equal(res.Uncovered[b].Ends, []string{"img:1", ""}) {
+		t.Errorf("judged %+v, want b alone uncovered, running img:1 where the kubelet runs none", res)
+	}
+}
