@@ -96,19 +96,41 @@ func Normal(ops []string) []string {
 // are one of the sequences said allows, both in normal form. Each change
 // is made (or, MaySkip, not) with its restarts on the way, within
 // [Min, Max], and up to After returns after it; a change all-or-nothing
-// with the one before it is skipped with it and made with it.
+// with the one before it is skipped with it and made with it. Whether the
+// pod runs at the start is told by the kubelet's first operation, or, when
+// it made none, by podwatch's first change (see CoversFrom).
+//
+// A change skipped leaves the pod as it was, so that the next one may
+// find it otherwise than podwatch said: an UPDATE after an ADD skipped
+// starts the pod, an ADD after a REMOVE skipped restarts it (or leaves
+// it, the same pod), and a REMOVE after an ADD skipped finds nothing to
+// stop.
 func Covers(said []Said, ops []string) bool {
+	var running bool
+	switch {
+	case len(ops) > 0:
+		running = ops[0] != "ADD"
+	case len(said) > 0:
+		running = said[0].Op != "ADD"
+	}
+	return CoversFrom(said, ops, running)
+}
+
+// CoversFrom is Covers for a pod the kubelet runs at the start, or not.
+func CoversFrom(said []Said, ops []string, running bool) bool {
 	m := &matcher{said: said, ops: Normal(ops), memo: map[state]bool{}}
-	return m.from(state{})
+	return m.from(state{running: running})
 }
 
 // state is where the match stands: the next change, the next of the
 // kubelet's operations, a REMOVE fed but not yet matched (it makes an
-// UPDATE with an ADD fed next), and whether the next change must be made.
+// UPDATE with an ADD fed next), whether the next change must be made, and
+// whether the pod runs.
 type state struct {
 	i, pos  int
 	pending bool
 	forced  bool
+	running bool
 }
 
 type matcher struct {
@@ -143,7 +165,7 @@ func (m *matcher) step(st state) bool {
 		if m.paired(st.i) {
 			next++
 		}
-		if m.from(state{i: next, pos: st.pos, pending: st.pending}) {
+		if m.from(state{i: next, pos: st.pos, pending: st.pending, running: st.running}) {
 			return true
 		}
 	}
@@ -152,38 +174,53 @@ func (m *matcher) step(st state) bool {
 		// Each restart takes one of the kubelet's operations.
 		hi = len(m.ops)
 	}
+	running := s.Op != "REMOVE"
 	for k := s.Min; k <= hi; k++ {
 		for a := 0; a <= s.After; a++ {
-			pos, pending, ok := m.feed(st.pos, st.pending, expand(s.Op, k, a))
-			if ok && m.from(state{i: st.i + 1, pos: pos, pending: pending, forced: m.paired(st.i)}) {
-				return true
+			for _, ops := range expand(s.Op, st.running, k, a) {
+				pos, pending, ok := m.feed(st.pos, st.pending, ops)
+				if ok && m.from(state{i: st.i + 1, pos: pos, pending: pending, forced: m.paired(st.i), running: running}) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-// expand is the operations a change of op makes with k restarts on the
-// way and a returns after it, a restart written as one UPDATE.
-func expand(op string, k, a int) []string {
+// expand is the operations a change of op may make, from a pod running
+// or not, with k restarts on the way and a returns after it, a restart
+// written as one UPDATE.
+func expand(op string, running bool, k, a int) [][]string {
 	var out []string
-	switch op {
-	case "ADD":
+	switch {
+	case op == "ADD" && running:
+		// Restarted to the pod said, or left as the same pod.
+		return [][]string{appendN(nil, "UPDATE", k+1+a), appendN(nil, "UPDATE", k+a)}
+	case (op == "ADD" || op == "UPDATE") && !running:
 		out = append(out, "ADD")
-		out = appendN(out, "UPDATE", k)
-		out = appendN(out, "UPDATE", a)
-	case "UPDATE":
+		out = appendN(out, "UPDATE", k+a)
+	case op == "UPDATE":
 		out = appendN(out, "UPDATE", k+1+a)
-	case "REMOVE":
+	case op == "REMOVE" && running:
 		out = appendN(out, "UPDATE", k)
 		out = append(out, "REMOVE")
 		for range a {
 			out = append(out, "ADD", "REMOVE")
 		}
+	case op == "REMOVE":
+		if k > 0 {
+			out = append(out, "ADD")
+			out = appendN(out, "UPDATE", k-1)
+			out = append(out, "REMOVE")
+		}
+		for range a {
+			out = append(out, "ADD", "REMOVE")
+		}
 	default:
-		return []string{"?" + op} // matches nothing
+		return nil // matches nothing
 	}
-	return out
+	return [][]string{out}
 }
 
 func appendN(s []string, op string, n int) []string {

@@ -86,10 +86,31 @@ func TestCovers(t *testing.T) {
 		{[]Said{add, rmMay, addMay, u}, "ADD UPDATE", true},
 		{[]Said{add, rmMay, addMay, u}, "ADD UPDATE UPDATE", true},
 		{[]Said{add, rmMay, addMay, u}, "ADD REMOVE", false},
+		// A change skipped leaves the pod as it was for the next.
+		{[]Said{{Op: "ADD", MaySkip: true}, uAny}, "ADD", true},
+		{[]Said{{Op: "ADD", MaySkip: true}, u}, "ADD UPDATE", true},
+		{[]Said{{Op: "ADD", MaySkip: true}, u}, "ADD UPDATE UPDATE", false},
+		{[]Said{{Op: "REMOVE", MaySkip: true}, add}, "UPDATE", true},
+		{[]Said{{Op: "REMOVE", MaySkip: true}, add}, "", true},
+		{[]Said{{Op: "ADD", MaySkip: true}, rm}, "", true},
+		{[]Said{{Op: "ADD", MaySkip: true}, rm2}, "ADD REMOVE", true},
+		{[]Said{{Op: "ADD", MaySkip: true}, rm}, "ADD UPDATE REMOVE", false},
 	} {
 		if got := Covers(tc.said, ops(tc.ops)); got != tc.want {
 			t.Errorf("Covers(%v, %q) = %v, want %v", tc.said, tc.ops, got, tc.want)
 		}
+	}
+}
+
+// CoversFrom starts from the kubelet's start: an UPDATE of a pod that
+// did not run is its start.
+func TestCoversFrom(t *testing.T) {
+	u := []Said{{Op: "UPDATE"}}
+	if CoversFrom(u, []string{"UPDATE"}, false) || !CoversFrom(u, []string{"UPDATE"}, true) || !CoversFrom(u, []string{"ADD"}, false) {
+		t.Errorf("an UPDATE is not judged from where the pod started")
+	}
+	if !CoversFrom([]Said{{Op: "REMOVE", MaySkip: true}}, nil, true) || CoversFrom([]Said{{Op: "REMOVE"}}, nil, true) {
+		t.Errorf("a REMOVE the kubelet did not make is covered only when it may be skipped")
 	}
 }
 

@@ -112,6 +112,15 @@ func kubeletOps(updates []kubetypes.PodUpdate, keep func(key string) bool) map[s
 	return ops
 }
 
+// running are the pods the kubelet runs after ops.
+func running(ops map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	for key, o := range ops {
+		out[key] = len(o) > 0 && o[len(o)-1] != "REMOVE"
+	}
+	return out
+}
+
 // fuzzPod says whether key is one of the round's pods, not the harness's.
 func fuzzPod(key string) bool {
 	for pod := range fuzzNames {
@@ -127,13 +136,14 @@ func fuzzPod(key string) bool {
 // runs are the images the kubelet ran, pod by pod (kubeletRuns): the last
 // of each is what it runs at the end, which the last pod an engine
 // published must be.
-func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string) []EngineResult {
+// start says which pods the kubelet ran before the changes.
+func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string, start map[string]bool) []EngineResult {
 	var out []EngineResult
 	for _, engine := range []diff.Engine{diff.EngineCatalogue, diff.EnginePort} {
 		for _, seen := range []bool{true, false} {
 			opts := diff.Options{NodeName: node, Path: dir, SettleDelay: settle, RelistPeriod: period, Engine: engine}
 			said, stats := replayEngine(snaps, relists, opts, seen)
-			res := judgeClaims(said, kubelet)
+			res := judgeClaims(said, kubelet, start)
 			judgeEnds(&res, stats.published, runs)
 			if !res.Covered {
 				res.Debug = stats.debug
@@ -324,8 +334,9 @@ func judgeEnds(res *EngineResult, published map[string]string, runs map[string][
 	}
 }
 
-// judgeClaims holds each pod's claims to what the kubelet did to it.
-func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string) EngineResult {
+// judgeClaims holds each pod's claims to what the kubelet did to it from
+// start, the pods it ran before.
+func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string, start map[string]bool) EngineResult {
 	res := EngineResult{Covered: true}
 	keys := map[string]bool{}
 	for k := range said {
@@ -344,7 +355,7 @@ func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string)
 				res.Width = max(res.Width, s.Max-s.Min)
 			}
 		}
-		if claimcheck.Covers(said[key], kubelet[key]) {
+		if claimcheck.CoversFrom(said[key], kubelet[key], start[key]) {
 			continue
 		}
 		res.Covered = false

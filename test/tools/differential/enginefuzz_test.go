@@ -196,12 +196,12 @@ func TestEngineFuzz(t *testing.T) {
 func TestJudgeClaimsFindsWhatTheClaimsMiss(t *testing.T) {
 	add := claimcheck.Said{Op: "ADD", ID: 1}
 	a, b := "default/a-"+node, "default/b-"+node
-	res := judgeClaims(map[string][]claimcheck.Said{a: {add}}, map[string][]string{a: {"ADD", "REMOVE", "ADD"}, b: {"ADD"}})
+	res := judgeClaims(map[string][]claimcheck.Said{a: {add}}, map[string][]string{a: {"ADD", "REMOVE", "ADD"}, b: {"ADD"}}, nil)
 	if res.Covered || len(res.Uncovered) != 2 || res.Pods != 2 {
 		t.Fatalf("judged %+v, want both pods uncovered", res)
 	}
 	add.Max = 1
-	res = judgeClaims(map[string][]claimcheck.Said{a: {add}, b: {{Op: "ADD", ID: 2}}}, map[string][]string{a: {"ADD", "REMOVE", "ADD"}, b: {"ADD"}})
+	res = judgeClaims(map[string][]claimcheck.Said{a: {add}, b: {{Op: "ADD", ID: 2}}}, map[string][]string{a: {"ADD", "REMOVE", "ADD"}, b: {"ADD"}}, nil)
 	if !res.Covered || res.Width != 1 {
 		t.Errorf("judged %+v, want covered with a width of 1", res)
 	}

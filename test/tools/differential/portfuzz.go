@@ -262,7 +262,8 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 		}
 	}
 	res.Bridge = bridge(snaps, relists, cut, res.Kubelet)
-	res.Engines = engineVerdicts(esnaps, relistSpans(log), dir, period, settle, kubeletOps(updates[base:], fuzzPod), res.Kubelet)
+	res.Engines = engineVerdicts(esnaps, relistSpans(log), dir, period, settle, kubeletOps(updates[base:], fuzzPod), res.Kubelet,
+		running(kubeletOps(updates[:base], fuzzPod)))
 	for i := range res.Engines {
 		if e := &res.Engines[i]; e.Debug != nil {
 			var lines []string
