@@ -66,13 +66,9 @@ type PodClaims struct {
 	Ends []string `json:"ends,omitempty"`
 }
 
-// relistSpan is one relist of the kubelet's: when it began (its folder
-// open, as near as the log tells) and when it ended.
-type relistSpan struct{ begin, end time.Time }
-
 // relistSpans are the whole relists of log.
-func relistSpans(log []logEntry) []relistSpan {
-	var out []relistSpan
+func relistSpans(log []logEntry) []RelistSpan {
+	var out []RelistSpan
 	var open *time.Time
 	for _, e := range log {
 		switch {
@@ -80,7 +76,7 @@ func relistSpans(log []logEntry) []relistSpan {
 			at := e.at
 			open = &at
 		case e.relist && filepath.Base(e.path) == clockLast && open != nil:
-			out = append(out, relistSpan{begin: *open, end: e.at})
+			out = append(out, RelistSpan{Begin: *open, End: e.at})
 			open = nil
 		}
 	}
@@ -137,7 +133,7 @@ func fuzzPod(key string) bool {
 // of each is what it runs at the end, which the last pod an engine
 // published must be.
 // start says which pods the kubelet ran before the changes.
-func engineVerdicts(snaps []ptypes.Snapshot, relists []relistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string, start map[string]bool) []EngineResult {
+func engineVerdicts(snaps []ptypes.Snapshot, relists []RelistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string, start map[string]bool) []EngineResult {
 	var out []EngineResult
 	for _, engine := range []diff.Engine{diff.EngineCatalogue, diff.EnginePort} {
 		for _, seen := range []bool{true, false} {
@@ -176,7 +172,7 @@ const replayHorizon = 30 * time.Second
 // returns the claims it made of each of the round's pods, amendments
 // applied. The first snapshot is the folder before the round's changes:
 // what the engine says of it is the start, not a change.
-func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Options, seen bool) (map[string][]claimcheck.Said, replayStats) {
+func replayEngine(snaps []ptypes.Snapshot, relists []RelistSpan, opts diff.Options, seen bool) (map[string][]claimcheck.Said, replayStats) {
 	stats := replayStats{published: map[string]string{}}
 	said := map[string][]claimcheck.Said{}
 	if len(snaps) == 0 {
@@ -195,10 +191,10 @@ func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Optio
 		relists = slices.Clone(relists)
 		next := last
 		if len(relists) > 0 {
-			next = relists[len(relists)-1].begin
+			next = relists[len(relists)-1].Begin
 		}
 		for next = next.Add(opts.RelistPeriod); next.Before(end); next = next.Add(opts.RelistPeriod) {
-			relists = append(relists, relistSpan{begin: next, end: next})
+			relists = append(relists, RelistSpan{Begin: next, End: next})
 		}
 		stop = min(stop, len(relists))
 	} else {
@@ -262,8 +258,8 @@ func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Optio
 		if i < len(snaps) {
 			next, kind = snaps[i].Time, "snap"
 		}
-		if r < len(relists) && relists[r].end.Add(lag).Before(next) {
-			next, kind = relists[r].end.Add(lag), "relist"
+		if r < len(relists) && relists[r].End.Add(lag).Before(next) {
+			next, kind = relists[r].End.Add(lag), "relist"
 		}
 		if !recheck.IsZero() && recheck.Before(next) {
 			next, kind = recheck, "recheck"
@@ -284,7 +280,7 @@ func replayEngine(snaps []ptypes.Snapshot, relists []relistSpan, opts diff.Optio
 			step(next)
 			started = true
 		case "relist":
-			told = relists[r].begin
+			told = relists[r].Begin
 			r++
 			if started {
 				step(next)

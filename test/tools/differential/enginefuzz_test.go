@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -52,6 +53,11 @@ func engineFloor(engine string) float64 {
 	}
 	return 0
 }
+
+// engineRecordEnv names a folder where TestEngineFuzz writes each round
+// the port did not cover as a Recording (<seed>.json), for
+// testdata/engine.
+const engineRecordEnv = "PODWATCH_ENGINE_FUZZ_RECORD"
 
 func fuzzSettle() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(engineSettleEnv)); err == nil {
@@ -128,6 +134,14 @@ func TestEngineFuzz(t *testing.T) {
 			failed++
 			t.Logf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
 			continue
+		}
+		if rec := res.Recording; rec != nil {
+			replayed(t, rec, res.Engines)
+			if dir := os.Getenv(engineRecordEnv); dir != "" && !rec.Verdicts[string(diff.EnginePort)+"/seen"] {
+				if err := rec.WriteFile(filepath.Join(dir, strconv.FormatUint(seed, 10)+".json")); err != nil {
+					t.Error(err)
+				}
+			}
 		}
 		for _, e := range res.Engines {
 			name := e.Engine + "/" + e.Relists
@@ -215,5 +229,54 @@ func TestJudgeEndsFindsAnotherEnd(t *testing.T) {
 	judgeEnds(&res, map[string]string{a: "img:2", b: "img:1"}, map[string][]string{a: {"", "img:1", "img:2"}, b: {"", "img:1", ""}})
 	if res.Covered || len(res.Uncovered) != 1 || !slices.Equal(res.Uncovered[b].Ends, []string{"img:1", ""}) {
 		t.Errorf("judged %+v, want b alone uncovered, running img:1 where the kubelet runs none", res)
+	}
+}
+
+// replayed requires the recording of a round to replay to the verdicts
+// the round came to: what it keeps is all the engines read.
+func replayed(t *testing.T, rec *Recording, live []EngineResult) {
+	t.Helper()
+	again := rec.Replay()
+	for i, e := range live {
+		if i >= len(again) || again[i].Covered != e.Covered || again[i].Claims != e.Claims {
+			t.Errorf("seed %d: %s/%s replayed from its recording comes to another verdict:\nlive %v\nagain %v", rec.Seed, e.Engine, e.Relists, e, again[min(i, len(again)-1)])
+		}
+	}
+}
+
+// TestEngineRecorded replays the rounds kept in testdata/engine, each a
+// timeline on which an engine's claims missed what the kubelet did, or
+// once did: a round an engine covered when recorded must stay covered,
+// and one it did not is logged until it does (and fails under
+// PODWATCH_ENGINE_FUZZ_STRICT for the engines named there).
+func TestEngineRecorded(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "engine", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no recorded round in testdata/engine")
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+			rec, err := ReadRecording(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s\nops %q", rec.Why, rec.Ops)
+			for _, e := range rec.Replay() {
+				name := e.Engine + "/" + e.Relists
+				was, known := rec.Verdicts[name]
+				switch {
+				case e.Covered && known && !was:
+					t.Logf("%s now covers this round: record it again", name)
+				case e.Covered:
+				case was || strictEngine(e.Engine):
+					t.Errorf("%s does not cover this round: %v\n%s", name, e, strings.Join(e.Debug, "\n"))
+				default:
+					t.Logf("%s does not cover this round yet: %v", name, e)
+				}
+			}
+		})
 	}
 }

@@ -59,6 +59,9 @@ type FuzzResult struct {
 	// Engines are the verdicts on the claims of podwatch's diff engines
 	// over the same snapshots (enginefuzz.go).
 	Engines []EngineResult `json:"engines,omitempty"`
+	// Recording is the round kept for replay, when an engine did not
+	// cover it.
+	Recording *Recording `json:"recording,omitempty"`
 }
 
 // fuzzCap bounds the distinct states the port explores after an input.
@@ -262,8 +265,19 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 		}
 	}
 	res.Bridge = bridge(snaps, relists, cut, res.Kubelet)
-	res.Engines = engineVerdicts(esnaps, relistSpans(log), dir, period, settle, kubeletOps(updates[base:], fuzzPod), res.Kubelet,
-		running(kubeletOps(updates[:base], fuzzPod)))
+	rec := &Recording{Seed: seed, Ops: res.Ops, Dir: dir, Period: period, Settle: settle, Relists: relistSpans(log),
+		Kubelet: kubeletOps(updates[base:], fuzzPod), Runs: res.Kubelet, Start: running(kubeletOps(updates[:base], fuzzPod))}
+	res.Engines = engineVerdicts(esnaps, rec.Relists, dir, period, settle, rec.Kubelet, rec.Runs, rec.Start)
+	rec.Verdicts = map[string]bool{}
+	for _, e := range res.Engines {
+		rec.Verdicts[e.Engine+"/"+e.Relists] = e.Covered
+		if !e.Covered {
+			res.Recording = rec
+		}
+	}
+	if res.Recording != nil {
+		rec.record(esnaps)
+	}
 	for i := range res.Engines {
 		if e := &res.Engines[i]; e.Debug != nil {
 			var lines []string
