@@ -247,16 +247,33 @@ func replayEngine(snaps []ptypes.Snapshot, relists []RelistSpan, opts diff.Optio
 			}
 		}
 	}
+	// Past the snapshots, podwatch's source goes on listing the quiet
+	// folder every period, on its own grid: a relist of the kubelet's told
+	// the engine enters its timeline with the next snapshot.
+	ownGrid := snaps[0].Time
+	for _, s := range snaps {
+		if s.Relist {
+			ownGrid = s.Time
+		}
+	}
+	nextOwn := ownGrid.Add(opts.RelistPeriod)
+	for !nextOwn.After(last) {
+		nextOwn = nextOwn.Add(opts.RelistPeriod)
+	}
+	var lastTold time.Time // when the last relist was taken in
 	i, r := 0, 0
 	for {
-		if i == len(snaps) && recheck.IsZero() && r >= stop {
+		if i == len(snaps) && recheck.IsZero() && r >= stop && !snap.Time.Before(lastTold) {
 			return said, stats
 		}
 		// The next thing to happen: a snapshot, a relist taken in, or a
 		// recheck.
 		next, kind := end, ""
-		if i < len(snaps) {
+		switch {
+		case i < len(snaps):
 			next, kind = snaps[i].Time, "snap"
+		case nextOwn.Before(end):
+			next, kind = nextOwn, "own"
 		}
 		if r < len(relists) && relists[r].End.Add(lag).Before(next) {
 			next, kind = relists[r].End.Add(lag), "relist"
@@ -279,8 +296,12 @@ func replayEngine(snaps []ptypes.Snapshot, relists []RelistSpan, opts diff.Optio
 			i++
 			step(next)
 			started = true
+		case "own":
+			snap.Time, snap.Seq, snap.Relist, snap.Extra, snap.Events, snap.Changed = next, snap.Seq+1, true, false, nil, nil
+			nextOwn = nextOwn.Add(opts.RelistPeriod)
+			step(next)
 		case "relist":
-			told = relists[r].Begin
+			told, lastTold = relists[r].Begin, next
 			r++
 			if started {
 				step(next)
@@ -372,7 +393,10 @@ func (r EngineResult) String() string {
 	var b strings.Builder
 	b.WriteString(r.Engine + "/" + r.Relists)
 	for key, pc := range r.Uncovered {
-		b.WriteString(" " + key + ": said [" + strings.Join(pc.Said, ", ") + "], kubelet [" + strings.Join(pc.Kubelet, " ") + "]")
+		b.WriteString(" " + key + ":")
+		if pc.Said != nil || pc.Kubelet != nil {
+			b.WriteString(" said [" + strings.Join(pc.Said, ", ") + "], kubelet [" + strings.Join(pc.Kubelet, " ") + "]")
+		}
 		if pc.Ends != nil {
 			b.WriteString(fmt.Sprintf(", ends as %q in podwatch, %q in the kubelet", pc.Ends[0], pc.Ends[1]))
 		}
