@@ -26,7 +26,8 @@ const engineRoundsEnv = "PODWATCH_ENGINE_FUZZ_ROUNDS"
 const engineHogEnv = "PODWATCH_ENGINE_FUZZ_HOG"
 
 // engineSettleEnv sets podwatch's settle delay in the engines' replay
-// (a duration; default diff.DefaultSettleDelay). The child reads it.
+// (a duration; default diff.DefaultSettleDelay). TestEngineFuzz sets it
+// for its children, which judge the engines only when it is set.
 const engineSettleEnv = "PODWATCH_ENGINE_FUZZ_SETTLE"
 
 // engineStrictEnv names, comma-separated, the engines of which every
@@ -64,6 +65,15 @@ func fuzzSettle() time.Duration {
 		return d
 	}
 	return diff.DefaultSettleDelay
+}
+
+// childSettle is a child's settle delay for FuzzRound: negative, to judge
+// no engine, when no TestEngineFuzz started it.
+func childSettle() time.Duration {
+	if os.Getenv(engineSettleEnv) == "" {
+		return -1
+	}
+	return max(fuzzSettle(), 0)
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -114,6 +124,7 @@ type engineTally struct {
 // of the rounds otherwise.
 func TestEngineFuzz(t *testing.T) {
 	rounds := envInt(t, engineRoundsEnv, 8)
+	t.Setenv(engineSettleEnv, fuzzSettle().String())
 	if n := envInt(t, engineHogEnv, 0); n > 0 {
 		hog(t, n)
 	}

@@ -122,7 +122,8 @@ func (c content) bytes() []byte {
 
 // FuzzRound plays one round in dir, an empty folder, with the changes seed
 // draws; the kubelet lists it every period. settle is podwatch's settle
-// delay in the replay of its diff engines.
+// delay in the replay of its diff engines; negative, the round judges no
+// engine (and runs no source for them).
 func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time.Duration) (*FuzzResult, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	res := &FuzzResult{Seed: seed}
@@ -191,9 +192,13 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 	}
 	// The engines' source lists the folder every period as the kubelet
 	// does, as the agent's does by default.
-	epw, err := startFuzzPodwatch(ctx, dir, period, settle)
-	if err != nil {
-		return nil, err
+	sources := []*fuzzPodwatch{pw}
+	if settle >= 0 {
+		epw, err := startFuzzPodwatch(ctx, dir, period, settle)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, epw)
 	}
 
 	var base int // the kubelet's updates before the changes: the start
@@ -225,7 +230,7 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 		return nil, err
 	}
 
-	for _, p := range []*fuzzPodwatch{pw, epw} {
+	for _, p := range sources {
 		if err := p.b.await(ctx, waitLimit, "podwatch sees the cut", func() bool {
 			return slices.ContainsFunc(p.snaps, func(s ptypes.Snapshot) bool {
 				return slices.ContainsFunc(s.Files, func(f *ptypes.File) bool { return f.Path == cut })
@@ -241,7 +246,9 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 	var snaps []ptypes.Snapshot
 	var esnaps []ptypes.Snapshot
 	pw.b.read(func() { snaps = slices.Clone(pw.snaps) })
-	epw.b.read(func() { esnaps = slices.Clone(epw.snaps) })
+	if len(sources) > 1 {
+		sources[1].b.read(func() { esnaps = slices.Clone(sources[1].snaps) })
+	}
 	k.b.read(func() {
 		log = k.log[:slices.IndexFunc(k.log, func(e logEntry) bool { return e.path == cut })]
 		updates = k.updates[:addsName(k.updates, "cut")]
@@ -265,6 +272,9 @@ func FuzzRound(ctx context.Context, dir string, seed uint64, period, settle time
 		}
 	}
 	res.Bridge = bridge(snaps, relists, cut, res.Kubelet)
+	if settle < 0 {
+		return res, nil
+	}
 	rec := &Recording{Seed: seed, Ops: res.Ops, Dir: dir, Period: period, Settle: settle, Relists: relistSpans(log),
 		Kubelet: kubeletOps(updates[base:], fuzzPod), Runs: res.Kubelet, Start: running(kubeletOps(updates[:base], fuzzPod))}
 	res.Engines = engineVerdicts(esnaps, rec.Relists, dir, period, settle, rec.Kubelet, rec.Runs, rec.Start)

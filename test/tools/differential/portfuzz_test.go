@@ -31,7 +31,7 @@ func fuzzChild(seed string) int {
 			return err
 		}
 		res.Seed = s
-		r, err := FuzzRound(ctx, dir, s, fuzzPeriod, fuzzSettle())
+		r, err := FuzzRound(ctx, dir, s, fuzzPeriod, childSettle())
 		if r != nil {
 			res = r
 		}
