@@ -271,3 +271,29 @@ func (m *matcher) flush(pos int, pending bool) (int, bool) {
 	}
 	return pos + 1, true
 }
+
+// Miss says, of said and ops that Covers finds apart, which way: "more"
+// when the kubelet made more operations, in normal form, than any
+// sequence said allows, "fewer" when it made fewer than every one, and
+// "other" when the count fits and the order or kind does not.
+func Miss(said []Said, ops []string) string {
+	n := len(Normal(ops))
+	lo, hi := 0, 0
+	for _, s := range said {
+		if !s.MaySkip {
+			lo += 1 + s.Min
+		}
+		if s.Max == Unbounded || hi == Unbounded {
+			hi = Unbounded
+			continue
+		}
+		hi += 1 + s.Max + s.After
+	}
+	switch {
+	case hi != Unbounded && n > hi:
+		return "more"
+	case n < lo:
+		return "fewer"
+	}
+	return "other"
+}

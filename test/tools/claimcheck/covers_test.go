@@ -137,3 +137,20 @@ func TestFromClaimAndAmend(t *testing.T) {
 		t.Errorf("amended %v, want only #4 unbounded", said)
 	}
 }
+
+func TestMiss(t *testing.T) {
+	for _, tc := range []struct {
+		said []Said
+		ops  string
+		want string
+	}{
+		{[]Said{{Op: "UPDATE"}}, "REMOVE ADD REMOVE ADD", "more"},
+		{[]Said{{Op: "ADD"}, {Op: "UPDATE", Min: 1, Max: 1}}, "ADD UPDATE", "fewer"},
+		{[]Said{{Op: "ADD"}}, "REMOVE", "other"},
+		{[]Said{{Op: "UPDATE", Max: Unbounded}}, "UPDATE REMOVE", "other"},
+	} {
+		if got := Miss(tc.said, ops(tc.ops)); got != tc.want {
+			t.Errorf("Miss(%v, %q) = %s, want %s", tc.said, tc.ops, got, tc.want)
+		}
+	}
+}

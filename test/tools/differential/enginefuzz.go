@@ -61,6 +61,8 @@ type EngineResult struct {
 type PodClaims struct {
 	Said    []string `json:"said"`
 	Kubelet []string `json:"kubelet"`
+	// Miss is which way the claims missed (claimcheck.Miss).
+	Miss string `json:"miss,omitempty"`
 	// Ends, set when they differ: the image podwatch published last and
 	// the one the kubelet runs at the end ("" for none).
 	Ends []string `json:"ends,omitempty"`
@@ -383,7 +385,7 @@ func judgeClaims(said map[string][]claimcheck.Said, kubelet map[string][]string,
 		for _, s := range said[key] {
 			words = append(words, s.String())
 		}
-		res.Uncovered[key] = PodClaims{Said: words, Kubelet: slices.Clone(kubelet[key])}
+		res.Uncovered[key] = PodClaims{Said: words, Kubelet: slices.Clone(kubelet[key]), Miss: claimcheck.Miss(said[key], kubelet[key])}
 	}
 	return res
 }

@@ -110,6 +110,9 @@ type engineTally struct {
 	covered, uncovered, errs int
 	claims, capped, cappedIn int
 	width, unbounded         int
+	// misses counts the pods missed by which way (claimcheck.Miss), and
+	// "end" for a pod that ends elsewhere.
+	misses map[string]int
 	// smallest is the uncovered round with the fewest changes.
 	smallest *FuzzResult
 	seeds    []uint64
@@ -182,6 +185,17 @@ func TestEngineFuzz(t *testing.T) {
 			default:
 				tl.uncovered++
 				tl.seeds = append(tl.seeds, seed)
+				for _, pc := range e.Uncovered {
+					if tl.misses == nil {
+						tl.misses = map[string]int{}
+					}
+					if pc.Miss != "" {
+						tl.misses[pc.Miss]++
+					}
+					if pc.Ends != nil {
+						tl.misses["end"]++
+					}
+				}
 				if tl.smallest == nil || len(res.Ops) < len(tl.smallest.Ops) {
 					tl.smallest = res
 				}
@@ -209,6 +223,10 @@ func TestEngineFuzz(t *testing.T) {
 		tl := tallies[name]
 		fmt.Fprintf(&b, "\n  %-18s covered %d, uncovered %d %v, errors %d; %d claims, %d capped (in %d rounds), widest bounded %d, %d unbounded",
 			name, tl.covered, tl.uncovered, tl.seeds, tl.errs, tl.claims, tl.capped, tl.cappedIn, tl.width, tl.unbounded)
+		if len(tl.misses) > 0 {
+			fmt.Fprintf(&b, "\n    pods missed: %d with more restarts than said, %d with fewer, %d otherwise, %d ending elsewhere",
+				tl.misses["more"], tl.misses["fewer"], tl.misses["other"], tl.misses["end"])
+		}
 		if s := tl.smallest; s != nil {
 			fmt.Fprintf(&b, "\n    smallest uncovered: seed %d, ops %q", s.Seed, s.Ops)
 		}
