@@ -122,7 +122,7 @@ func (p *path) apply(in Input) []*path {
 		return []*path{q, p}
 	}
 	if in.Relist != nil {
-		return p.relist(in.Relist)
+		return p.relist(in.Relist, maxCombinations)
 	}
 	if in.Event.Type == PodDelete {
 		return []*path{p.eventInPlace(*in.Event, Outcome{})}
@@ -138,6 +138,15 @@ func (p *path) apply(in Input) []*path {
 	return out
 }
 
+// first is p after in as podwatch's own view has it: every first
+// choice, with none of the others built.
+func (p *path) first(in Input) *path {
+	if in.push == noPush && in.Relist != nil {
+		return p.relist(in.Relist, 1)[0]
+	}
+	return p.apply(in)[0]
+}
+
 func (p *path) event(e WatchEvent, o Outcome) *path {
 	return p.clone().eventInPlace(e, o)
 }
@@ -151,8 +160,8 @@ func (p *path) eventInPlace(e WatchEvent, o Outcome) *path {
 }
 
 // relist is p after a relist, one path per combination of the reads'
-// outcomes.
-func (p *path) relist(l *Listing) []*path {
+// outcomes, the first ones, at most n of them.
+func (p *path) relist(l *Listing, n int) []*path {
 	entries := make([]Entry, len(l.Files))
 	at := make(map[string]int, len(l.Files))
 	for i, f := range l.Files {
@@ -174,7 +183,7 @@ func (p *path) relist(l *Listing) []*path {
 		})
 		q.merge(u)
 		out = append(out, q)
-		if len(out) == maxCombinations {
+		if len(out) == n {
 			// More than any cap keeps: the caller caps the rest.
 			return out
 		}

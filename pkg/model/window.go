@@ -39,7 +39,7 @@ func (s *FileSource) Stored(key string) (Pod, bool) {
 func Replay(k *Kubelet, inputs []Input) *Kubelet {
 	p := start(k)
 	for _, in := range inputs {
-		p = p.apply(in)[0]
+		p = p.first(in)
 	}
 	return p.k
 }
@@ -52,7 +52,7 @@ func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
 	for i, in := range inputs {
 		// A copy of each state, which the next input would change in
 		// place.
-		p = p.clone().apply(in)[0]
+		p = p.clone().first(in)
 		out[i] = p.k
 	}
 	return out
