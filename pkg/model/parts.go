@@ -135,6 +135,7 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			}
 		}
 	}
+	ix := newPartIndex(inputs, keysOf)
 	byRoot := map[string][]string{}
 	for key := range parent {
 		byRoot[find(key)] = append(byRoot[find(key)], key)
@@ -144,12 +145,12 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 		slices.Sort(keys)
 		part := Part{Keys: keys}
 		in := func(key string) bool { _, ok := slices.BinarySearch(keys, key); return ok }
-		pk, pin := restrict(k, inputs, in, func(path string) bool {
+		pk, pin := restrict(k, inputs, keys, in, func(path string) bool {
 			for key := range keysOf[path] {
 				return in(key)
 			}
 			return false
-		}, func(path string) bool { return len(keysOf[path]) > 0 })
+		}, func(path string) bool { return len(keysOf[path]) > 0 }, ix)
 		part.Ends, part.Capped = explorePart(pk, pin, max)
 		for _, end := range part.Ends {
 			delete(end.Runs, restKey)
@@ -161,36 +162,44 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 	return out
 }
 
-// restrict is k and inputs as the part of the keys in sees them: its
-// files' events, its keys' state, and the rest of the folder as one
-// stand-in pod.
-func restrict(k *Kubelet, inputs []Input, in func(key string) bool, mine, keyed func(path string) bool) (*Kubelet, []Input) {
+// restrict is k and inputs as the part of the keys in (keys, sorted)
+// sees them: its files' events, its keys' state, and the rest of the
+// folder as one stand-in pod. It looks only at what the part holds,
+// through ix.
+func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) bool, mine, keyed func(path string) bool, ix *partIndex) (*Kubelet, []Input) {
 	pk := NewKubelet()
 	pk.Storage.seen = k.Storage.seen
-	rest := false
-	for key, p := range k.Source.store {
-		if in(key) {
+	pk.Storage.strays = k.Storage.strays
+	for _, key := range keys {
+		if p, ok := k.Source.store[key]; ok {
 			pk.Source.store[key] = p
-		} else {
-			rest = true
+		}
+		for _, path := range ix.paths[key] {
+			if m, ok := k.Source.fileKeyMapping[path]; ok && in(m) {
+				pk.Source.fileKeyMapping[path] = m
+			}
 		}
 	}
-	if rest {
+	if len(k.Source.store) > len(pk.Source.store) {
 		pk.Source.store[restKey] = restPod
 		pk.Source.fileKeyMapping[restPath] = restKey
 	}
-	for path, key := range k.Source.fileKeyMapping {
-		if in(key) {
-			pk.Source.fileKeyMapping[path] = key
+	rest := false
+	if k.Storage.strays {
+		for uid, p := range k.Storage.pods {
+			if in(p.Key) {
+				pk.Storage.pods[uid] = p
+			} else {
+				rest = true
+			}
 		}
-	}
-	rest = false
-	for uid, p := range k.Storage.pods {
-		if in(p.Key) {
-			pk.Storage.pods[uid] = p
-		} else {
-			rest = true
+	} else {
+		for _, key := range keys {
+			if p, ok := k.held(key); ok {
+				pk.Storage.pods[p.UID] = p
+			}
 		}
+		rest = len(k.Storage.pods) > len(pk.Storage.pods)
 	}
 	if rest {
 		pk.Storage.pods[restPod.UID] = restPod
@@ -212,21 +221,35 @@ func restrict(k *Kubelet, inputs []Input, in func(key string) bool, mine, keyed 
 			continue
 		}
 		kept[i] = true
-		l := &Listing{Missing: x.Relist.Missing}
-		mayPod, mayNone := false, true
-		for _, f := range x.Relist.Files {
-			if f.Kind != EntryRegular || mine(f.Path) {
-				l.Files = append(l.Files, f)
-				continue
+		li := ix.listings[i]
+		// The part's own files and the names that are no regular file, in
+		// the listing's order; the rest of the folder sums up as one.
+		idx := slices.Clone(li.other)
+		pods, always := li.pods, li.always
+		taken := map[int]bool{}
+		for _, key := range keys {
+			for _, path := range ix.paths[key] {
+				j, ok := li.at[path]
+				if !ok || x.Relist.Files[j].Kind != EntryRegular || taken[j] {
+					continue
+				}
+				taken[j] = true
+				idx = append(idx, j)
+				pod, none := gives(x.Relist.Files[j])
+				if pod {
+					pods--
+				}
+				if !none {
+					always--
+				}
 			}
-			givesPod, givesNone := false, len(f.Reads) == 0
-			for _, o := range f.Reads {
-				givesPod = givesPod || o.Pod != nil
-				givesNone = givesNone || o.Pod == nil
-			}
-			mayPod = mayPod || givesPod
-			mayNone = mayNone && givesNone
 		}
+		slices.Sort(idx)
+		l := &Listing{Missing: x.Relist.Missing, Files: make([]Listed, 0, len(idx)+1)}
+		for _, j := range idx {
+			l.Files = append(l.Files, x.Relist.Files[j])
+		}
+		mayPod, mayNone := pods > 0, always == 0
 		var reads []Outcome
 		if mayPod {
 			p := restPod
