@@ -207,13 +207,27 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 
 	var pin []Input
 	kept := make([]bool, len(inputs))
+	last := -1 // the last relist, before which no input moves
+	for i := range inputs {
+		if inputs[i].Relist != nil {
+			last = i
+		}
+	}
+	sent := noPush // how the last input kept sent the whole store
 	for i, x := range inputs {
 		if x.Event != nil {
+			push := pushOf(x, keyed)
 			switch {
 			case mine(x.Event.Path):
 				pin = append(pin, x)
-			case pushOf(x, keyed) != noPush:
-				pin = append(pin, Input{push: pushOf(x, keyed)})
+				sent = noPush
+			case push != noPush && i > last && sentAgain(sent, push):
+				// The store sent again as it was just sent changes
+				// nothing, and no relist can come between the two.
+				continue
+			case push != noPush:
+				pin = append(pin, Input{push: push})
+				sent = push
 			default:
 				continue
 			}
@@ -221,6 +235,7 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 			continue
 		}
 		kept[i] = true
+		sent = noPush
 		li := ix.listings[i]
 		// The part's own files and the names that are no regular file, in
 		// the listing's order; the rest of the folder sums up as one.
@@ -270,6 +285,21 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 		pin = append(pin, Input{Relist: l, Early: early})
 	}
 	return pk, pin
+}
+
+// sentAgain says a push after the push sent, with nothing between, leaves
+// the ways as they were, podwatch's own first: the store it may send is
+// the one just sent.
+func sentAgain(sent, push push) bool {
+	switch sent {
+	case surePush:
+		return true
+	case mayPush:
+		return push != surePush
+	case mayPushNot:
+		return push == mayPushNot
+	}
+	return false
 }
 
 // Part is the part that holds key, nil when no input touches it.
