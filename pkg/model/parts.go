@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -52,6 +53,9 @@ var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
 // part keeps distinct states only, so that ways which meet go on as one,
 // and at most max of them after any input; past that it is Capped.
 func Explore(k *Kubelet, inputs []Input, max int) *Explored {
+	if e, ok := exploreOneWay(k, inputs); ok {
+		return e
+	}
 	keysOf := map[string]map[string]bool{} // path -> the keys it may give
 	note := func(path, key string) {
 		if keysOf[path] == nil {
@@ -160,6 +164,43 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 	}
 	slices.SortFunc(out.Parts, func(a, b Part) int { return strings.Compare(a.Keys[0], b.Keys[0]) })
 	return out
+}
+
+// exploreOneWay is Explore of inputs that leave no choice: watch events
+// each read one way, with no relist. Then every key is one part, which
+// nothing multiplies, and its one way is podwatch's own: the part is k
+// itself, with no restriction to build.
+func exploreOneWay(k *Kubelet, inputs []Input) (*Explored, bool) {
+	for _, in := range inputs {
+		if in.Event == nil || (in.Event.Type != PodDelete && len(in.Reads) != 1) {
+			return nil, false
+		}
+	}
+	keys := map[string]bool{}
+	for key := range k.Source.store {
+		keys[key] = true
+	}
+	for _, p := range k.Storage.pods {
+		keys[p.Key] = true
+	}
+	for _, key := range k.Source.fileKeyMapping {
+		keys[key] = true
+	}
+	for _, in := range inputs {
+		if in.Event.Type != PodDelete && in.Reads[0].Pod != nil {
+			keys[in.Reads[0].Pod.Key] = true
+		}
+	}
+	if len(keys) == 0 {
+		return &Explored{}, true
+	}
+	p := start(k)
+	for _, in := range inputs {
+		p = p.first(in)
+	}
+	delete(p.runs, restKey)
+	part := Part{Keys: slices.Sorted(maps.Keys(keys)), Ends: []End{{Kubelet: p.k, Runs: p.runs}}}
+	return &Explored{Parts: []Part{part}}, true
 }
 
 // restrict is k and inputs as the part of the keys in (keys, sorted)
