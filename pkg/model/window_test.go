@@ -124,3 +124,24 @@ func TestRelistOfManyChoicesIsCapped(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// A manifest that renames its pod and keeps metadata.uid leaves the merge
+// holding the pod under its old name (checkAndUpdatePod keeps the name),
+// which the store no longer gives: Running finds it there all the same.
+func TestStrayPodRunsUnderItsOldKey(t *testing.T) {
+	listing := func(key string) *Listing {
+		p := &Pod{Key: key, UID: "fixed", Semantic: key, File: "/m/a.yaml"}
+		return &Listing{Files: []Listed{{Entry: Entry{Path: "/m/a.yaml"}, Reads: []Outcome{{Pod: p}}}}}
+	}
+	k := NewKubelet()
+	k.Take([]Input{{Relist: listing("default/a")}, {Relist: listing("default/b")}})
+	if got := k.Running("default/a"); got != "fixed\x00default/b" {
+		t.Errorf("the pod held under its old key runs %q, want it updated in place", got)
+	}
+	if got := k.Running("default/b"); got != "" {
+		t.Errorf("the new key runs %q, want nothing: the merge kept the old name", got)
+	}
+	if p, ok := k.Clone().Pod("default/a"); !ok || p.Semantic != "default/b" {
+		t.Errorf("a clone holds %+v, %v under the old key", p, ok)
+	}
+}
