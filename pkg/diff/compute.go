@@ -187,7 +187,7 @@ type computation struct {
 	// window is its window after this snapshot, nil when the snapshot
 	// was not taken in (podwatch could not read the folder).
 	portPods bool
-	window   *portWindow
+	window   portView
 	// keptInvalid: a file's problem said the kubelet runs its last good
 	// parse on, which a step that looks only at the files it names would
 	// not say again should that change.
@@ -443,7 +443,7 @@ func (c *computation) fileProblem(f *types.File) bool {
 // does, which runs nothing after an empty relist.
 func (c *computation) runsFrom(name string) (string, bool) {
 	if c.portPods {
-		if c.window == nil {
+		if c.window.ps == nil {
 			return "", false
 		}
 		return c.window.runsFrom(pathIn(c.snap, name))

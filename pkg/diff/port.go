@@ -32,8 +32,9 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	}
 	c.next.port, c.next.kubelet = ps, nil
 	c.portPods = true
+	unseen := false
 	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
-		c.window = c.portTake(ps)
+		c.window, unseen = c.portTake(ps)
 	}
 	names, _, incremental := c.incrementalPlan(prev.base)
 	if incremental {
@@ -46,8 +47,9 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 		c.run()
 	}
 	first := len(c.changes)
-	if c.window != nil {
-		c.portChanges(c.window)
+	if c.window.ps != nil {
+		w := portWindow{c: c, portView: c.window, unseen: unseen}
+		c.portChanges(&w)
 	}
 	if incremental {
 		c.sweep(c.touchedIDs())
@@ -98,10 +100,10 @@ func (c *computation) portBaseline(incremental bool, said []types.Change) *basel
 	return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
 }
 
-// portTake takes the snapshot into the window and explores it.
-func (c *computation) portTake(ps *portState) *portWindow {
+// portTake takes the snapshot into the window and explores it. unseen:
+// the window's last relist is one podwatch did not see, but knows came.
+func (c *computation) portTake(ps *portState) (view portView, unseen bool) {
 	snap := ps.withEvents(c.snap)
-	unseen := false
 	if !ps.again(snap) {
 		// A recheck hands the same snapshot again: its inputs are in.
 		unseen = ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
@@ -110,7 +112,7 @@ func (c *computation) portTake(ps *portState) *portWindow {
 	}
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
-	return &portWindow{c: c, ps: ps, e: e, inputs: inputs, unseen: unseen}
+	return portView{ps: ps, e: e, inputs: inputs}, unseen
 }
 
 // portChanges says each pod whose run in the window differs from what was
@@ -166,10 +168,8 @@ const portWindowMax = 8
 
 // portWindow is one step's exploration of the window.
 type portWindow struct {
-	c      *computation
-	ps     *portState
-	e      *model.Explored
-	inputs []model.Input
+	c *computation
+	portView
 	// states are the own view after each input, from the state from,
 	// as far as the inputs touch it; nil until asked for.
 	from   *model.Kubelet
@@ -225,10 +225,19 @@ func (w *portWindow) change(key string) {
 	}
 }
 
+// portView is the window after the step's snapshot, as the problems ask
+// it too: the computation keeps it by value, with no way back to itself,
+// so that a step's computation stays off the heap.
+type portView struct {
+	ps     *portState
+	e      *model.Explored
+	inputs []model.Input
+}
+
 // ownKubelet is the own view's kubelet at the end of the window as it
 // holds key: the first end of key's part, or the base for a key no input
 // touched.
-func (w *portWindow) ownKubelet(key string) *model.Kubelet {
+func (w *portView) ownKubelet(key string) *model.Kubelet {
 	if part := w.e.Part(key); part != nil {
 		return part.Ends[0].Kubelet
 	}
@@ -239,7 +248,7 @@ func (w *portWindow) ownKubelet(key string) *model.Kubelet {
 // at path, the pod its last good parse gave: the kubelet's fileKeyMapping
 // names the pod's key for path, its store holds that key's pod from path,
 // and its merge runs it. It names the key.
-func (w *portWindow) runsFrom(path string) (string, bool) {
+func (w *portView) runsFrom(path string) (string, bool) {
 	var key string
 	var ok bool
 	for _, part := range w.e.Parts {
@@ -261,7 +270,7 @@ func (w *portWindow) runsFrom(path string) (string, bool) {
 }
 
 // touches says an input of the window names path, or lists the folder.
-func (w *portWindow) touches(path string) bool {
+func (w *portView) touches(path string) bool {
 	return slices.ContainsFunc(w.inputs, func(in model.Input) bool {
 		return in.Relist != nil || (in.Event != nil && in.Event.Path == path)
 	})
