@@ -184,8 +184,8 @@ type computation struct {
 	// its words are decided (see claim.go).
 	cl claimParts
 	// portPods leaves the pod changes to the port engine (see port.go);
-	// window is its window after this snapshot, nil when the snapshot
-	// was not taken in (podwatch could not read the folder).
+	// window is its window after this snapshot, the zero portView when
+	// the snapshot was not taken in (podwatch could not read the folder).
 	portPods bool
 	window   portView
 	// keptInvalid: a file's problem said the kubelet runs its last good
