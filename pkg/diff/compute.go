@@ -604,24 +604,7 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 	if uidPinned && len(fields) == 0 && describeErr == nil {
 		return // the kubelet compares only spec, labels and annotations
 	}
-	var parts []string
-	switch {
-	case describeErr != nil:
-		parts = append(parts, fmt.Sprintf("content changed (%v)", describeErr))
-	case len(fields) > 0:
-		parts = append(parts, summarize(fields, c.opts.MaxFieldChanges))
-	case contentChanged:
-		parts = append(parts, "metadata changed")
-	case restyled:
-		if r := respelt(p.Spelt, f.Pod.Spelt); len(r) > 0 {
-			parts = append(parts, strings.Join(r, "; ")+" (the same quantity spelt another way, which the kubelet's config hash sees)")
-		} else {
-			parts = append(parts, "no field changed, but the manifest changed in a way the kubelet's config hash sees (an empty list or map written out or dropped, or a default written out)")
-		}
-	}
-	if fileChanged {
-		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
-	}
+	parts := c.updateParts(p, f, fields, describeErr)
 	facts := len(parts) // the rest are hedges, and the shadow's return
 	if way := c.onTheWay(key, p.File, ""); way != "" {
 		parts = append(parts, way)
@@ -670,6 +653,31 @@ func (c *computation) update(key string, p PodState, f *types.File) {
 			c.kv.oweReturn(key, f.Name, w.Name)
 		}
 	}
+}
+
+// updateParts are the facts an UPDATE's detail says of the change from p
+// to f: the fields that changed (fields, or describeErr when they could
+// not be told), and a change of file.
+func (c *computation) updateParts(p PodState, f *types.File, fields []fieldChange, describeErr error) []string {
+	var parts []string
+	switch {
+	case describeErr != nil:
+		parts = append(parts, fmt.Sprintf("content changed (%v)", describeErr))
+	case len(fields) > 0:
+		parts = append(parts, summarize(fields, c.opts.MaxFieldChanges))
+	case p.Hash != f.Pod.Hash:
+		parts = append(parts, "metadata changed")
+	case p.Config != "" && p.Config != f.Pod.Config:
+		if r := respelt(p.Spelt, f.Pod.Spelt); len(r) > 0 {
+			parts = append(parts, strings.Join(r, "; ")+" (the same quantity spelt another way, which the kubelet's config hash sees)")
+		} else {
+			parts = append(parts, "no field changed, but the manifest changed in a way the kubelet's config hash sees (an empty list or map written out or dropped, or a default written out)")
+		}
+	}
+	if p.File != f.Name {
+		parts = append(parts, fmt.Sprintf("now from %s (was %s)", f.Name, p.File))
+	}
+	return parts
 }
 
 // takeBack is the window of a change to f's pod that a relist podwatch

@@ -22,8 +22,9 @@ type Options struct {
 	MaxFieldChanges int
 	// RelistPeriod is said in messages about a degraded watch.
 	RelistPeriod time.Duration
-	// Engine decides the pod changes: EngineCatalogue ("" too) or
-	// EnginePort. The problems are the same under both.
+	// Engine decides the pod changes: EngineCatalogue or EnginePort; ""
+	// is defaultEngine (the catalogue, the port under the portengine
+	// build tag). The problems are the same under both.
 	Engine Engine
 
 	// fullOnly makes Compute skip its fast path; tests compare the two.
@@ -36,6 +37,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFieldChanges <= 0 {
 		o.MaxFieldChanges = DefaultMaxFieldChanges
+	}
+	if o.Engine == "" {
+		o.Engine = defaultEngine
 	}
 	return o
 }

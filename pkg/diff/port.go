@@ -202,11 +202,28 @@ func (w *portWindow) change(key string) {
 	if had {
 		said = portIdentity(c.snap, key, pub)
 	}
+	if had && pub.Config == "" && runs {
+		if f := w.ps.fileFor(c.snap, pod); f != nil && f.Name == pub.File && f.Pod.Hash == pub.Hash {
+			c.ownPods() // a state from before Config: keep it from now on
+			c.next.Pods[key] = published(f)
+			return
+		}
+	}
+	if had && w.keeps(*pub) {
+		return
+	}
 	switch {
 	case !runs && !had:
 		return
 	case !runs:
-		w.remove(key, *pub, said)
+		w.remove(key, *pub, said, false)
+	case id == said && w.dropWaits(key):
+		// The drop waited the settle delay, and the kubelet ran the
+		// same pod again before it was said: it stopped and started it.
+		w.remove(key, *pub, said, true)
+		if f := w.ps.fileFor(c.snap, pod); f != nil {
+			w.add(key, f, id)
+		}
 	case id == said:
 		if f := w.ps.fileFor(c.snap, pod); f != nil && pub.File != f.Name {
 			c.ownPods() // metadata.uid pins the pod: the kubelet changes nothing
@@ -276,6 +293,28 @@ func (w *portView) touches(path string) bool {
 	})
 }
 
+// dropWaits says a REMOVE of key waits to settle while the own view,
+// which dropped the pod within the window, runs it again.
+func (w *portWindow) dropWaits(key string) bool {
+	if _, waits := w.c.next.Pending["pod/"+key]; !waits {
+		return false
+	}
+	return w.madeBy(key, "") >= 0
+}
+
+// keeps says the kubelet runs on what was published of a pod, whatever
+// podwatch's read of its file says: a file podwatch cannot read, which
+// the kubelet can; and, for a single file, one that does not decode,
+// as the kubelet's listConfig of a file that fails replaces nothing.
+func (w *portWindow) keeps(pub PodState) bool {
+	c := w.c
+	if c.snap.PathErr != nil {
+		return false
+	}
+	f := c.file(pub.File)
+	return f != nil && (f.ReadErr != nil || (c.snap.Single && f.Err != nil))
+}
+
 func pathBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 // claim is what the window's ways say of key's change from said (what
@@ -312,6 +351,15 @@ func (w *portWindow) atRelist(key, to string) (at, late bool) {
 	if !w.ps.tl.Unwatched() && !slices.ContainsFunc(w.inputs, func(in model.Input) bool { return in.Relist != nil }) {
 		return false, false // no relist in the window, and the watch takes the rest in
 	}
+	if i := w.madeBy(key, to); i >= 0 {
+		return w.inputs[i].Relist != nil, i < len(w.inputs)-1
+	}
+	return w.ps.tl.Unwatched(), true
+}
+
+// madeBy is the index of the last input of the window that turned key's
+// run, in the own view, to to; -1 for none.
+func (w *portWindow) madeBy(key, to string) int {
 	if w.states == nil {
 		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
 	}
@@ -321,10 +369,20 @@ func (w *portWindow) atRelist(key, to string) (at, late bool) {
 			before = w.states[i-1]
 		}
 		if w.states[i].Running(key) == to && before.Running(key) != to {
-			return w.inputs[i].Relist != nil, i < len(w.inputs)-1
+			return i
 		}
 	}
-	return w.ps.tl.Unwatched(), true
+	return -1
+}
+
+// droppedBy is the name whose delete event dropped key's pod in the own
+// view, "" when no delete did (a relist, or nothing in the window).
+func (w *portWindow) droppedBy(key string) string {
+	i := w.madeBy(key, "")
+	if i < 0 || w.inputs[i].Event == nil || w.inputs[i].Event.Type != model.PodDelete {
+		return ""
+	}
+	return pathBase(w.inputs[i].Event.Path)
 }
 
 // portBehind says a sign of a late file source is near: then no count
@@ -399,8 +457,8 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: c.glanced(f.Name, "the kubelet starts the pod", ""),
-		Detail:  fmt.Sprintf("%s: static pod %s added; the kubelet starts it", f.Name, key),
+		Message: c.startMessage(f, plainStart, false),
+		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(plainStart)),
 	}, cl)
 }
 
@@ -415,8 +473,23 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
 	c.ownPods()
 	c.next.Pods[key] = published(f)
+	if uidPinned && len(fields) == 0 && describeErr == nil {
+		// The port's identity stands for the whole config; the kubelet
+		// compares a pinned pod only by spec, labels and annotations.
+		return
+	}
+	// Only a version the folder holds now can be shadowed in it.
+	shadow := !c.snap.Single && c.file(f.Name) == f && shadowed(c.snap.Files, f)
 	facts := updateFacts{fields: fields, describeErr: describeErr, content: p.Hash != f.Pod.Hash, restyled: p.Hash == f.Pod.Hash && content,
-		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned}
+		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned, shadow: shadow}
+	parts := c.updateParts(p, f, fields, describeErr)
+	if shadow {
+		parts = append(parts, fmt.Sprintf("the kubelet took %s in on its watch and runs it until its next relist, which goes back to the last file in sort order that defines the pod (a second restart)", f.Name))
+	}
+	effect := "the kubelet gives the pod a new UID and restarts it"
+	if uidPinned {
+		effect = "metadata.uid is set, so the kubelet updates the pod in place"
+	}
 	cl := w.claim(key, types.OpUpdate, said, to)
 	c.estimated = cl.Estimate
 	if !f.Complete {
@@ -431,35 +504,61 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 		ID:      changeID(key, types.OpUpdate, f),
 		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
 		Message: c.updated(key, p, f, facts, nil),
-		Detail:  fmt.Sprintf("%s: static pod %s updated (was %s)", f.Name, key, p.File),
+		Detail:  fmt.Sprintf("%s: %s; %s", f.Name, strings.Join(parts, "; "), c.watchless(effect)),
 	}, cl)
 }
 
-func (w *portWindow) remove(key string, p PodState, said string) {
+func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 	c := w.c
 	var since time.Time
-	head := p.File + " was removed"
-	if f := c.file(p.File); f != nil {
-		since = f.ChangedAt
-		switch {
-		case f.Err != nil:
-			head = fmt.Sprintf("%s is invalid (%s)", p.File, problem(f.Err))
-		case f.Pod != nil && f.Pod.Key != key:
-			head = fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key)
-		default:
-			head = p.File + " no longer gives the pod"
+	typ := v1.EventTypeWarning
+	file, head, glance := p.File, p.File+" was removed", ""
+	by := w.droppedBy(key)
+	f := c.file(p.File)
+	switch {
+	case c.snap.PathErr != nil:
+		head = fmt.Sprintf("manifest path %s does not exist", c.opts.Path)
+	case by != "" && by != p.File:
+		// The kubelet drops the pod a deleted name last gave, though it
+		// ran from another file.
+		file, head = by, fmt.Sprintf("%s was removed (the pod ran from %s)", by, p.File)
+	case f == nil:
+		typ = v1.EventTypeNormal
+	case f.Err != nil:
+		head, since = fmt.Sprintf("%s is invalid (%s)", p.File, problem(f.Err)), f.ChangedAt
+	case f.Pod != nil && f.Pod.Key != key:
+		typ, head, since = v1.EventTypeNormal, fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), f.ChangedAt
+	case f.Pod != nil:
+		head, since = p.File+" no longer gives the pod", f.ChangedAt
+	default:
+		head, since = p.File+" is no longer a regular file", f.ChangedAt
+	}
+	if by != "" {
+		if wf := relistWinner(c.snap.Files, key); wf != nil {
+			glance = "the kubelet stops the pod, and its next relist starts it again from " + wf.Name
+		} else {
+			typ = v1.EventTypeNormal
 		}
+	}
+	if !now && (by == "" || by == p.File) && !c.settled("pod/"+key, since) {
+		// Bad news waits the settle delay, as the problems do: an
+		// editor's save puts the file back at once. A pod another
+		// name's deletion took with it is gone at once.
+		return
+	}
+	if glance == "" {
+		glance = "the kubelet stops the pod"
 	}
 	c.ownPods()
 	delete(c.next.Pods, key)
 	cl := w.claim(key, types.OpRemove, said, "")
 	c.estimated = cl.Estimate
 	c.portEmit(types.Change{
-		Op: types.OpRemove, Type: v1.EventTypeNormal, Reason: types.ReasonRemoved, Object: podObject(key), File: p.File, At: since, MaySkip: cl.MaySkip,
+		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpRemove, nil),
-		Key:     transition(types.ReasonRemoved, p.File, p.identity(), ""),
-		Message: c.glanced(head, "the kubelet stops the pod", ""),
-		Detail:  fmt.Sprintf("static pod %s removed: %s", key, head),
+		Key:     transition(types.ReasonRemoved, file, p.identity(), ""),
+		Message: c.glanced(head, glance, ""),
+		Detail:  fmt.Sprintf("static pod %s removed: %s; %s", key, head, c.watchless("the kubelet stops it")),
 	}, cl)
 }
 
@@ -470,5 +569,6 @@ func (c *computation) portEmit(ch types.Change, cl *types.Claim) {
 	delete(c.livePending, "pod/"+key)
 	ch.Claim = cl
 	ch.Message = hedged(ch.Message, cl)
+	c.cl, c.bounded = claimParts{}, false // the catalogue's words may have set them
 	c.changes = append(c.changes, ch)
 }

@@ -241,7 +241,7 @@ func TestEnginesSideBySide(t *testing.T) {
 
 // The switch: an unknown engine is an error, none is the catalogue.
 func TestParseEngine(t *testing.T) {
-	for in, want := range map[string]Engine{"": EngineCatalogue, "catalogue": EngineCatalogue, "port": EnginePort} {
+	for in, want := range map[string]Engine{"": defaultEngine, "catalogue": EngineCatalogue, "port": EnginePort} {
 		if got, err := ParseEngine(in); err != nil || got != want {
 			t.Errorf("ParseEngine(%q) = %q, %v; want %q", in, got, err, want)
 		}

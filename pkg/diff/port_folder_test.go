@@ -21,7 +21,11 @@ func TestPortFolderGoneRelistUnseen(t *testing.T) {
 	}
 	at := t0.Add(5 * time.Second)
 	s = types.Snapshot{Time: at, Seq: 2, Relist: true, Path: "/m", PathErr: fs.ErrNotExist, KubeletRelist: t0}
-	chs, _ := Advance(&st, s, at, opts)
+	chs, recheck := Advance(&st, s, at, opts)
+	if len(chs) != 0 || recheck.IsZero() {
+		t.Fatalf("the folder just gone: %q, recheck %v; want the REMOVE waiting to settle", podOps(chs), recheck)
+	}
+	chs, _ = Advance(&st, s, recheck, opts)
 	if podOps(chs) != "REMOVE web.yaml" {
 		t.Fatalf("the folder gone: %q, want the REMOVE of the relist that finds it missing", podOps(chs))
 	}

@@ -28,9 +28,9 @@ const (
 // ParseEngine is the engine a name selects; "" is the default.
 func ParseEngine(name string) (Engine, error) {
 	switch e := Engine(name); e {
-	case "", EngineCatalogue:
-		return EngineCatalogue, nil
-	case EnginePort:
+	case "":
+		return defaultEngine, nil
+	case EngineCatalogue, EnginePort:
 		return e, nil
 	}
 	return "", fmt.Errorf("diff: unknown engine %q (want %s or %s)", name, EngineCatalogue, EnginePort)
