@@ -128,5 +128,56 @@ func sameState(a, b State) bool {
 		}
 		return s
 	}
-	return reflect.DeepEqual(norm(a), norm(b))
+	return equalEmpty(reflect.ValueOf(norm(a)), reflect.ValueOf(norm(b)))
+}
+
+// equalEmpty is reflect.DeepEqual but for a nil slice or map, which
+// equals an empty one: a state copied for Compute and one kept in place
+// by Advance may hold either, which no step tells apart.
+func equalEmpty(a, b reflect.Value) bool {
+	if a.Kind() != b.Kind() || a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() || a.Pointer() == b.Pointer() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalEmpty(a.Elem(), b.Elem())
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalEmpty(a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equalEmpty(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for _, k := range a.MapKeys() {
+			if v := b.MapIndex(k); !v.IsValid() || !equalEmpty(a.MapIndex(k), v) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !equalEmpty(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return a.IsNil() && b.IsNil()
+	}
+	return a.Equal(b)
 }

@@ -336,7 +336,8 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 		cl.At = types.ClaimAtRelist
 		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late || c.snap.PathErr != nil
 	}
-	if c.portBehind() {
+	if cl.At == types.ClaimAtWatch && c.portBehind() {
+		// A relist's change is made at once: no late event adds to it.
 		cl.Before.Max = nil
 	}
 	return cl
@@ -352,6 +353,13 @@ func (w *portWindow) atRelist(key, to string) (at, late bool) {
 		return false, false // no relist in the window, and the watch takes the rest in
 	}
 	if i := w.madeBy(key, to); i >= 0 {
+		c := w.c
+		if i == 0 && !c.snap.Relist && c.next.Pods[key] != nil && w.ps.base.Running(key) == "" {
+			// The list a new port state begins with stands for the
+			// kubelet's state of a published pod, not a relist: a
+			// change to it came on the watch.
+			return false, false
+		}
 		return w.inputs[i].Relist != nil, i < len(w.inputs)-1
 	}
 	return w.ps.tl.Unwatched(), true
@@ -373,6 +381,21 @@ func (w *portWindow) madeBy(key, to string) int {
 		}
 	}
 	return -1
+}
+
+// emptyRelist says a relist that listed no valid pod, as the own view
+// read the folder, dropped key's pod.
+func (w *portWindow) emptyRelist(key string) bool {
+	i := w.madeBy(key, "")
+	if i < 0 || w.inputs[i].Relist == nil || w.inputs[i].Relist.Missing {
+		return false
+	}
+	for _, l := range w.inputs[i].Relist.Files {
+		if len(l.Reads) > 0 && l.Reads[0].Pod != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // droppedBy is the name whose delete event dropped key's pod in the own
@@ -452,13 +475,24 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 	}
 	cl := w.claim(key, types.OpAdd, "", to)
 	c.estimated = cl.Estimate
+	typ := v1.EventTypeNormal
+	msg := c.startMessage(f, plainStart, false)
+	detail := fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(plainStart))
+	if cur := c.file(f.Name); cur != f && cur != nil && cur.Err != nil {
+		// The folder's file does not decode: the store's last good parse, which
+		// a change to a valid manifest sent again after a relist found
+		// none.
+		typ = v1.EventTypeWarning
+		msg = fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again, as a change to a valid manifest follows its empty relist", f.Name)
+		detail = fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, f.Name)
+	}
 	c.portEmit(types.Change{
-		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Op: types.OpAdd, Type: typ, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: c.startMessage(f, plainStart, false),
-		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(plainStart)),
+		Message: msg,
+		Detail:  detail,
 	}, cl)
 }
 
@@ -512,7 +546,7 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 	c := w.c
 	var since time.Time
 	typ := v1.EventTypeWarning
-	file, head, glance := p.File, p.File+" was removed", ""
+	file, head, glance, why := p.File, p.File+" was removed", "", ""
 	by := w.droppedBy(key)
 	f := c.file(p.File)
 	switch {
@@ -526,6 +560,7 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 		typ = v1.EventTypeNormal
 	case f.Err != nil:
 		head, since = fmt.Sprintf("%s is invalid (%s)", p.File, problem(f.Err)), f.ChangedAt
+		why = fmt.Sprintf("%s is invalid: %v", p.File, f.Err)
 	case f.Pod != nil && f.Pod.Key != key:
 		typ, head, since = v1.EventTypeNormal, fmt.Sprintf("%s now defines pod %s", p.File, f.Pod.Key), f.ChangedAt
 	case f.Pod != nil:
@@ -546,19 +581,41 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 		// name's deletion took with it is gone at once.
 		return
 	}
+	cl := w.claim(key, types.OpRemove, said, "")
+	c.estimated = cl.Estimate
+	then := ""
+	if w.emptyRelist(key) {
+		// The relist's list is empty: the kubelet's store keeps the
+		// pod, and its next change to a valid manifest sends it again.
+		head = "no valid manifest in " + c.opts.Path
+		why = fmt.Sprintf("the kubelet's relist found no valid manifest in %s", c.opts.Path)
+		if f != nil && f.Err != nil {
+			head = fmt.Sprintf("%s is invalid (%s), and no other manifest is valid", p.File, problem(f.Err))
+			why = fmt.Sprintf("%s is invalid: %v, and the kubelet's relist found no other valid manifest in %s", p.File, f.Err, c.opts.Path)
+		}
+		then = ", and starts it again from its last good parse at the next change to a valid manifest"
+	}
+	effect := "the kubelet stops it" + then
+	if cl.At == types.ClaimAtRelist {
+		effect = "the kubelet stops it at its relist" + then
+		if cl.Estimate {
+			effect = "the kubelet stops it at its next relist" + c.within() + then + "; podwatch did not see that relist: its time is an estimate"
+		}
+	}
+	if why == "" {
+		why = head
+	}
 	if glance == "" {
-		glance = "the kubelet stops the pod"
+		glance = strings.Replace(effect, "the kubelet stops it", "the kubelet stops the pod", 1)
 	}
 	c.ownPods()
 	delete(c.next.Pods, key)
-	cl := w.claim(key, types.OpRemove, said, "")
-	c.estimated = cl.Estimate
 	c.portEmit(types.Change{
 		Op: types.OpRemove, Type: typ, Reason: types.ReasonRemoved, Object: podObject(key), File: file, At: since, MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpRemove, nil),
 		Key:     transition(types.ReasonRemoved, file, p.identity(), ""),
 		Message: c.glanced(head, glance, ""),
-		Detail:  fmt.Sprintf("static pod %s removed: %s; %s", key, head, c.watchless("the kubelet stops it")),
+		Detail:  fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	}, cl)
 }
 

@@ -55,6 +55,9 @@ type portState struct {
 		seq   uint64
 		time  time.Time
 		files *types.File
+		// relist is the kubelet's relist it reported: one with another
+		// is no recheck.
+		relist time.Time
 	}
 }
 
@@ -66,10 +69,10 @@ func (ps *portState) again(s types.Snapshot) bool {
 		first = s.Files[0]
 	}
 	l := &ps.last
-	if ps.tl.Started() && l.seq == s.Seq && l.time.Equal(s.Time) && l.files == first {
+	if ps.tl.Started() && l.seq == s.Seq && l.time.Equal(s.Time) && l.files == first && l.relist.Equal(s.KubeletRelist) {
 		return true
 	}
-	l.seq, l.time, l.files = s.Seq, s.Time, first
+	l.seq, l.time, l.files, l.relist = s.Seq, s.Time, first, s.KubeletRelist
 	return false
 }
 
