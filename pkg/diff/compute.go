@@ -1209,6 +1209,19 @@ func (c *computation) problem(id string, since time.Time, once bool, ch types.Ch
 	c.emit(ch)
 }
 
+// reportedSince is when the problem id last reported began (the change
+// of its file), as its fingerprint in Reported keeps it; false when it
+// was not reported, or with no such time.
+func (c *computation) reportedSince(id string) (time.Time, bool) {
+	fp, ok := c.next.Reported[id]
+	i := strings.LastIndexByte(fp, 0)
+	if !ok || i < 0 {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, fp[i+1:])
+	return at, err == nil
+}
+
 func (c *computation) emit(ch types.Change) uint64 {
 	if ch.Op != "" && ch.Claim == nil {
 		ch.Claim = c.claimOf(ch.Op, ch.MaySkip)

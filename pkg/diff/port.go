@@ -217,6 +217,7 @@ func (w *portWindow) change(key string) {
 		return
 	case !runs:
 		w.remove(key, *pub, said, false)
+	case id == said && w.shortFix(key, *pub):
 	case id == said && w.dropWaits(key):
 		// The drop waited the settle delay, and the kubelet ran the
 		// same pod again before it was said: it stopped and started it.
@@ -293,6 +294,66 @@ func (w *portView) touches(path string) bool {
 	})
 }
 
+// invalidSince is when name turned invalid, as the problem reported of
+// it says, while podwatch knows no relist of the kubelet's: then whether
+// one fell within the span is a race.
+func (w *portWindow) invalidSince(name string) (time.Time, bool) {
+	c := w.c
+	if c.snap.Single || c.opts.RelistPeriod <= 0 || !c.snap.KubeletRelist.IsZero() || !w.ps.tl.Relisted().IsZero() {
+		return time.Time{}, false
+	}
+	return c.reportedSince("invalid/" + name)
+}
+
+// shortSpan is pub's file fixed now after less than a relist period
+// invalid, while podwatch knows no relist of the kubelet's; ok false for
+// none. A span shorter than the settle delay is an editor's save.
+func (w *portWindow) shortSpan(pub PodState) (fixedSpan, *types.File, bool) {
+	c := w.c
+	from, ok := w.invalidSince(pub.File)
+	f := c.file(pub.File)
+	if !ok || f == nil || !validPod(f) {
+		return fixedSpan{}, nil, false
+	}
+	span := f.ChangedAt.Sub(from)
+	return fixedSpan{file: pub.File, from: from, to: f.ChangedAt}, f, span >= c.opts.SettleDelay && span < c.opts.RelistPeriod
+}
+
+// shortFix says, for key's pod back the same after a short invalid span,
+// the REMOVE a relist of the kubelet's within the span may have made and
+// the ADD at the fix that goes with it, each one the kubelet may skip;
+// false when it is no such fix.
+func (w *portWindow) shortFix(key string, pub PodState) bool {
+	c := w.c
+	fx, f, ok := w.shortSpan(pub)
+	if !ok || f.Pod.Key != key || f.Pod.Config != pub.Config {
+		return false
+	}
+	c.ownPods()
+	delete(c.next.Pods, key)
+	rm := &types.Claim{ID: c.nextClaimID(), Op: types.OpRemove, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), MaySkip: true, Estimate: true}
+	c.portEmit(types.Change{
+		Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
+		ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, pub.identity(), ""),
+		Message: fmt.Sprintf("%s invalid for %s: the kubelet may have stopped the pod at a relist in that span, and starts it again at the fix; if its relist fell outside it, the kubelet may skip this restart",
+			fx.file, types.Span(fx.to.Sub(fx.from))),
+		Detail: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
+			key, c.race(fx)),
+	}, rm)
+	c.next.Pods[key] = published(f)
+	effect := fmt.Sprintf("the kubelet starts it again if a relist of its stopped it while %s was invalid; if not, the pod ran on, and the kubelet may skip this restart", f.Name)
+	add := &types.Claim{ID: c.nextClaimID(), Op: types.OpAdd, At: types.ClaimAtWatch, Before: types.Bounded(0, 0), MaySkip: true, With: rm.ID}
+	c.portEmit(types.Change{
+		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+		Pod: f.Pod, At: f.ChangedAt, MaySkip: true,
+		ID:      changeID(key, types.OpAdd, f),
+		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
+		Message: c.startMessage(f, effect, true),
+		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), effect),
+	}, add)
+	return true
+}
+
 // dropWaits says a REMOVE of key waits to settle while the own view,
 // which dropped the pod within the window, runs it again.
 func (w *portWindow) dropWaits(key string) bool {
@@ -331,6 +392,9 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 		if part.Capped {
 			cl.Before, cl.Capped = types.Range{Min: 0}, true
 		}
+	}
+	if cl.Before.Max == nil || *cl.Before.Max > 0 {
+		cl.Via = w.via(key, said, to)
 	}
 	if at, late := w.atRelist(key, to); at {
 		cl.At = types.ClaimAtRelist
@@ -396,6 +460,43 @@ func (w *portWindow) emptyRelist(key string) bool {
 		}
 	}
 	return true
+}
+
+// via names, in the own view, the files key's pod ran from on the way
+// from said to to and the names whose deletion dropped it on the way,
+// since the window last ran said.
+func (w *portWindow) via(key, said, to string) []string {
+	if w.states == nil {
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+	}
+	from := 0
+	for i, st := range w.states {
+		if st.Running(key) == said {
+			from = i + 1
+		}
+	}
+	var names []string
+	note := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for i := from; i < len(w.states); i++ {
+		before := w.from
+		if i > 0 {
+			before = w.states[i-1]
+		}
+		run := w.states[i].Running(key)
+		if run == before.Running(key) || (run == to && i == w.madeBy(key, to)) {
+			continue
+		}
+		if p, ok := w.states[i].Pod(key); ok {
+			note(pathBase(p.File))
+		} else if e := w.inputs[i].Event; e != nil && e.Type == model.PodDelete {
+			note(pathBase(e.Path))
+		}
+	}
+	return names
 }
 
 // droppedBy is the name whose delete event dropped key's pod in the own
@@ -526,6 +627,10 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	}
 	cl := w.claim(key, types.OpUpdate, said, to)
 	c.estimated = cl.Estimate
+	if fx, _, ok := w.shortSpan(p); ok && fx.file == f.Name {
+		parts = append(parts, fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: %s; a relist within that span stopped the pod, and the fix starts it, in place of this update)", c.race(fx)))
+		cl.After.Max = max(cl.After.Max, 1)
+	}
 	if !f.Complete {
 		// Read while still open for writing, and said once quiet: the
 		// kubelet may have read only the part, or only the whole, which
@@ -534,7 +639,7 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	}
 	c.portEmit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
+		Pod: f.Pod, At: w.changeAt(p, f, cl), MaySkip: cl.MaySkip,
 		ID:      changeID(key, types.OpUpdate, f),
 		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
 		Message: c.updated(key, p, f, facts, nil),
@@ -575,7 +680,18 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 			typ = v1.EventTypeNormal
 		}
 	}
-	if !now && (by == "" || by == p.File) && !c.settled("pod/"+key, since) {
+	full := false
+	if from, ok := w.invalidSince(p.File); ok && f != nil && f.Err != nil && !now && by == "" && !w.emptyRelist(key) {
+		// Not seen, the kubelet's relist may not have fallen within
+		// the span: the drop waits for a full period of it, when one
+		// did for sure, or for the fix, which says the race.
+		first := c.liveEnough("pod/" + key)
+		if !c.due(from.Add(c.opts.RelistPeriod)) {
+			return
+		}
+		full, since = first.Before(c.now), from
+	}
+	if !now && !full && (by == "" || by == p.File) && !c.settled("pod/"+key, since) {
 		// Bad news waits the settle delay, as the problems do: an
 		// editor's save puts the file back at once. A pod another
 		// name's deletion took with it is gone at once.
@@ -602,6 +718,13 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 			effect = "the kubelet stops it at its next relist" + c.within() + then + "; podwatch did not see that relist: its time is an estimate"
 		}
 	}
+	if full {
+		cl.At, cl.Estimate = types.ClaimAtRelist, true
+		head = fmt.Sprintf("%s invalid for %s (%s)", p.File, c.opts.RelistPeriod, problem(f.Err))
+		effect = fmt.Sprintf("it has been for a full relist period (%s) since %s, so a relist of the kubelet's fell within that time, and stopped it; podwatch did not see that relist, so this time is an estimate",
+			c.opts.RelistPeriod, since.UTC().Format(time.RFC3339Nano))
+		glance = "the kubelet stopped the pod at a relist; its time is an estimate"
+	}
 	if why == "" {
 		why = head
 	}
@@ -617,6 +740,23 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 		Message: c.glanced(head, glance, ""),
 		Detail:  fmt.Sprintf("static pod %s removed: %s; %s", key, why, c.watchless(effect)),
 	}, cl)
+}
+
+// changeAt is when the change from p to f happened: when f's content
+// was first seen; for a change of file, which an event or a relist
+// makes long after the content may have been written (a chmod of a
+// shadowed file, the winner taken back), the relist the claim puts it
+// at, or the snapshot that brought the event.
+func (w *portWindow) changeAt(p PodState, f *types.File, cl *types.Claim) time.Time {
+	c := w.c
+	if p.File == f.Name {
+		return f.ChangedAt
+	}
+	at := c.snapTime()
+	if cl.At == types.ClaimAtRelist && !cl.Estimate && !c.snap.KubeletRelist.IsZero() {
+		at = c.snap.KubeletRelist
+	}
+	return types.Later(f.ChangedAt, at)
 }
 
 // portEmit says a pod change with its claim, its hedges rendered from it.

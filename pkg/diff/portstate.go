@@ -144,6 +144,11 @@ func (ps *portState) unseenRelist(s *types.Snapshot, now time.Time, period time.
 			return false
 		}
 	}
+	if slices.ContainsFunc(s.Events, func(e types.WatchEvent) bool { return e.Gone }) {
+		// A name gone since the last snapshot leaves no time to tell
+		// whether the relist read it.
+		return false
+	}
 	s.KubeletRelist = at
 	return true
 }

@@ -46,8 +46,8 @@ func (t *Timeline) Inputs() []Input { return t.inputs }
 // Add takes snapshot s in: its watch events one by one, then the kubelet's
 // relist when s says it saw a new one (free to come before any of the
 // events of s and of the snapshot before). The first snapshot, and
-// podwatch's own full list while no relist of the kubelet's is known
-// (nor reported by s), stand in for the kubelet's list.
+// podwatch's own full list while no relist of the kubelet's is known,
+// stand in for the kubelet's list.
 func (t *Timeline) Add(s types.Snapshot) {
 	now := files(s.Files)
 	t.late(s, now)
@@ -62,6 +62,7 @@ func (t *Timeline) Add(s types.Snapshot) {
 		// the folder is back.
 		t.inputs = append(t.inputs, Input{Relist: &Listing{Missing: true}})
 	}
+	// A relist of the kubelet's that s reports stands for itself.
 	if !t.started || (s.Relist && !s.Extra && t.relist.IsZero() && s.KubeletRelist.IsZero()) {
 		l := &Listing{Missing: errors.Is(s.PathErr, fs.ErrNotExist)}
 		if !l.Missing {
