@@ -533,15 +533,20 @@ func (c *computation) add(key string, f *types.File) {
 // tell; whoever reads the running pods words it (pkg/follow), and without
 // one the message says podwatch cannot tell.
 func (c *computation) found(key string, f *types.File) {
+	c.emit(foundChange(key, f))
+}
+
+// foundChange is the change found says.
+func foundChange(key string, f *types.File) types.Change {
 	seen := &types.Found{Case: types.FoundUnknown, Head: fmt.Sprintf("%s (%s)", f.Name, runs(f))}
-	c.emit(types.Change{
+	return types.Change{
 		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonFound, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, Found: seen,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonFound, f.Name, "", fileIdentity(f)),
 		Message: seen.Message(),
 		Detail:  fmt.Sprintf("%s: static pod %s found at podwatch's first start, with no published state (%s)", f.Name, key, images(f)),
-	})
+	}
 }
 
 // started is what an ADD of f's pod says the kubelet does, and whether it

@@ -504,7 +504,18 @@ func TestKubeletEmacsAutoSave(t *testing.T) {
 	if m := removeMessage(chs); !strings.Contains(m, "its next relist starts it again from web.yaml~") {
 		t.Errorf("the save: %q does not name the file the relist runs", m)
 	}
-	if m := removeMessage(chs); !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~, then web.yaml, and a relist of the kubelet's podwatch has not seen yet may have run it from web.yaml again first (the second restart said before), so it may restart the pod 4 more times") {
+	if defaultEngine == EnginePort {
+		// The port: the drop and the backup, then web.yaml, certain;
+		// a relist unseen before them may have run web.yaml's old pod
+		// first, one more. It counts a drop and the start after it as
+		// one restart, as the real kubelet's runs of emacs's save
+		// agreed (TestKubeletEditorSaveInOrder).
+		rm := opChange(t, chs, types.OpRemove)
+		checkClaim(t, rm, claimWant{op: types.OpRemove, at: types.ClaimAtWatch, min: 2, max: 3})
+		if via := rm.Claim.Via; !slices.Equal(via, []string{"web.yaml", "web.yaml~"}) {
+			t.Errorf("the save: via %v, want the drop's name and the backup", via)
+		}
+	} else if m := removeMessage(chs); !strings.Contains(m, "dropped the pod as web.yaml went and took in web.yaml~, then web.yaml, and a relist of the kubelet's podwatch has not seen yet may have run it from web.yaml again first (the second restart said before), so it may restart the pod 4 more times") {
 		t.Errorf("the save: %q does not name the files the kubelet ran on the way", m)
 	}
 	if got := podOps(s.step(true, nil)); got != "ADD web.yaml~" {

@@ -218,6 +218,7 @@ func (w *portWindow) change(key string) {
 	case !runs:
 		w.remove(key, *pub, said, false)
 	case id == said && w.shortFix(key, *pub):
+	case id == said && w.excursion(key, *pub, said):
 	case id == said && w.dropWaits(key):
 		// The drop waited the settle delay, and the kubelet ran the
 		// same pod again before it was said: it stopped and started it.
@@ -239,7 +240,7 @@ func (w *portWindow) change(key string) {
 			w.add(key, f, id)
 			return
 		}
-		w.update(key, *pub, f, said, id)
+		w.update(key, *pub, f, said, id, false)
 	}
 }
 
@@ -396,6 +397,10 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 	if cl.Before.Max == nil || *cl.Before.Max > 0 {
 		cl.Via = w.via(key, said, to)
 	}
+	if cl.Before.Max != nil && w.returnDue(key) {
+		m := *cl.Before.Max + 1
+		cl.Before.Max = &m
+	}
 	if at, late := w.atRelist(key, to); at {
 		cl.At = types.ClaimAtRelist
 		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late || c.snap.PathErr != nil
@@ -499,6 +504,76 @@ func (w *portWindow) via(key, said, to string) []string {
 	return names
 }
 
+// excursion says, for key's change that waits while the own view ran
+// another pod within the window and is back to what was published (a
+// new file held, which a relist took the winner back from), both
+// restarts: to the other pod, and back; false when there was none.
+func (w *portWindow) excursion(key string, pub PodState, said string) bool {
+	c := w.c
+	if _, waits := c.next.Pending["pod/"+key]; !waits {
+		return false
+	}
+	if w.states == nil {
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+	}
+	var away model.Pod
+	found := false
+	for _, st := range w.states {
+		if p, ok := st.Pod(key); ok && p.Identity() != said {
+			away, found = p, true
+		}
+	}
+	if !found {
+		return false
+	}
+	f, back := w.ps.fileFor(c.snap, away), c.file(pub.File)
+	if f == nil || back == nil || !validPod(back) || back.Pod.Key != key {
+		return false
+	}
+	w.update(key, pub, f, said, away.Identity(), true)
+	w.update(key, *c.next.Pods[key], back, away.Identity(), said, true)
+	return true
+}
+
+// born says f is a file the kubelet's file source had never read at the
+// window's start: new since.
+func (w *portWindow) born(f *types.File) bool {
+	_, known := w.ps.base.Source.KeyOf(pathIn(w.c.snap, f.Name))
+	return !known
+}
+
+// returnDue says a relist of the kubelet's may have come among the
+// window's events unseen (its phase unknown, or one due on it and not yet
+// taken in), while at the window's start it ran key's pod from a file its
+// relist does not run it from (a shadowed file the watch took in): that
+// relist may have run the pod from the winner again first, a restart
+// more on the way.
+func (w *portWindow) returnDue(key string) bool {
+	c := w.c
+	last := w.ps.tl.Relisted()
+	if w.unseen || c.opts.RelistPeriod <= 0 || (!last.IsZero() && c.snapTime().Before(last.Add(c.opts.RelistPeriod))) {
+		return false
+	}
+	if w.states == nil {
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+	}
+	p, ok := w.from.Pod(key)
+	if !ok {
+		return false
+	}
+	// Shadowed then: a name after it in byte order had given the key
+	// before the window, as the file source's mapping keeps it.
+	dir := p.File[:len(p.File)-len(pathBase(p.File))]
+	for _, f := range c.snap.Files {
+		if f.Name > pathBase(p.File) {
+			if k, ok := w.from.Source.KeyOf(dir + f.Name); ok && k == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // droppedBy is the name whose delete event dropped key's pod in the own
 // view, "" when no delete did (a relist, or nothing in the window).
 func (w *portWindow) droppedBy(key string) string {
@@ -570,11 +645,11 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 	}
 	c.ownPods()
 	c.next.Pods[key] = published(f)
+	cl := w.claim(key, types.OpAdd, "", to)
 	if c.inventory {
-		c.found(key, f)
+		c.portEmit(foundChange(key, f), cl)
 		return
 	}
-	cl := w.claim(key, types.OpAdd, "", to)
 	c.estimated = cl.Estimate
 	typ := v1.EventTypeNormal
 	msg := c.startMessage(f, plainStart, false)
@@ -597,12 +672,19 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 	}, cl)
 }
 
-func (w *portWindow) update(key string, p PodState, f *types.File, said, to string) {
+func (w *portWindow) update(key string, p PodState, f *types.File, said, to string, now bool) {
 	c := w.c
 	id := "pod/" + key
 	content := p.Config != f.Pod.Config
-	if !content && !c.settled(id, f.ChangedAt) {
+	if !now && !content && !c.settled(id, f.ChangedAt) {
 		return // only the file changed: an editor's backup, bad news
+	}
+	if !now && content && p.File != f.Name && !c.snap.Single && w.born(f) && !c.settled(id, f.ChangedAt) {
+		// A file just made takes the pod: it may be a temp file
+		// renamed over another a moment later, which the kubelet may
+		// never have read. Held, the change from the rename's target
+		// claims it on the way.
+		return
 	}
 	fields, describeErr := describe(p, f.Pod, c.next.Salt)
 	uidPinned := f.Pod.UID != "" && p.UID == f.Pod.UID
@@ -691,7 +773,10 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 		}
 		full, since = first.Before(c.now), from
 	}
-	if !now && !full && (by == "" || by == p.File) && !c.settled("pod/"+key, since) {
+	// A name new in the window, gone again: the kubelet dropped the pod
+	// only if it read the name first, a race; its REMOVE waits as well.
+	_, known := w.ps.base.Source.KeyOf(pathIn(c.snap, by))
+	if !now && !full && (by == "" || by == p.File || !known) && !c.settled("pod/"+key, since) {
 		// Bad news waits the settle delay, as the problems do: an
 		// editor's save puts the file back at once. A pod another
 		// name's deletion took with it is gone at once.
