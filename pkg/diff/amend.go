@@ -33,7 +33,13 @@ type saidRun struct {
 // behind (see computation.bounded). A run begins only on the watch: a
 // list's changes are the relist's.
 func (c *computation) noteSaid(key string, bounded bool, id uint64) {
-	r, ok := c.kv.said[key]
+	c.noteSaidIn(&c.kv.said, key, bounded, id)
+}
+
+// noteSaidIn is noteSaid over the runs *said keeps (the catalogue's
+// kubeletView's, or the port's).
+func (c *computation) noteSaidIn(said *map[string]saidRun, key string, bounded bool, id uint64) {
+	r, ok := (*said)[key]
 	switch {
 	case ok:
 		r.n++
@@ -42,12 +48,12 @@ func (c *computation) noteSaid(key string, bounded bool, id uint64) {
 	default:
 		return
 	}
-	if c.kv.said == nil {
-		c.kv.said = map[string]saidRun{}
+	if *said == nil {
+		*said = map[string]saidRun{}
 	}
 	// The view's runs are its own (see cloneSaid): append in place.
 	r.ids = append(r.ids, id)
-	c.kv.said[key] = r
+	(*said)[key] = r
 }
 
 // cloneSaid copies said for a view that must leave the original as it
@@ -66,6 +72,12 @@ func cloneSaid(said map[string]saidRun) map[string]saidRun {
 // it, before or after (said before podwatch saw the sign, which dates
 // the read that showed it); it forgets runs no later sign can reach.
 func (c *computation) amend() {
+	c.amendIn(&c.kv.said, &c.kv.lateSeen)
+}
+
+// amendIn is amend over the runs *said keeps and the sign *lateSeen last
+// seen (the catalogue's kubeletView's, or the port's).
+func (c *computation) amendIn(said *map[string]saidRun, lateSeen *time.Time) {
 	span := behindSpan(c.opts.RelistPeriod)
 	var sign lateSign
 	for _, s := range c.lateSigns() {
@@ -73,20 +85,20 @@ func (c *computation) amend() {
 			sign = s
 		}
 	}
-	for key, r := range c.kv.said {
+	for key, r := range *said {
 		if c.snapTime().Sub(r.first) > 2*span {
 			// A sign is seen moments after the read it dates.
-			delete(c.kv.said, key)
+			delete(*said, key)
 		}
 	}
-	if !sign.at.After(c.kv.lateSeen) {
+	if !sign.at.After(*lateSeen) {
 		return
 	}
-	c.kv.lateSeen = sign.at
-	for _, key := range slices.Sorted(maps.Keys(c.kv.said)) {
-		if r := c.kv.said[key]; r.first.Sub(sign.at).Abs() <= span {
+	*lateSeen = sign.at
+	for _, key := range slices.Sorted(maps.Keys(*said)) {
+		if r := (*said)[key]; r.first.Sub(sign.at).Abs() <= span {
 			c.emit(c.mayHaveRestarted(key, r, sign))
-			delete(c.kv.said, key)
+			delete(*said, key)
 		}
 	}
 }

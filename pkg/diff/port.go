@@ -51,6 +51,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 		w := portWindow{c: c, portView: c.window, unseen: unseen}
 		c.portChanges(&w)
 	}
+	c.amendIn(&ps.said, &ps.lateSeen)
 	if incremental {
 		c.sweep(c.touchedIDs())
 	} else {
@@ -607,6 +608,12 @@ func portSpan(part *model.Part, key, said, to string) (types.Range, bool, int) {
 		if !ok {
 			r = []string{""}
 		}
+		if said == "" && !slices.Contains(r, "") {
+			// An ADD where this way never stopped the pod (a REMOVE said
+			// that the kubelet may have skipped): nothing to start.
+			skip = true
+			continue
+		}
 		if i := slices.Index(r, said); i >= 0 {
 			r = r[i:]
 		}
@@ -679,11 +686,11 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	if !now && !content && !c.settled(id, f.ChangedAt) {
 		return // only the file changed: an editor's backup, bad news
 	}
-	if !now && content && p.File != f.Name && !c.snap.Single && w.born(f) && !c.settled(id, f.ChangedAt) {
-		// A file just made takes the pod: it may be a temp file
-		// renamed over another a moment later, which the kubelet may
-		// never have read. Held, the change from the rename's target
-		// claims it on the way.
+	if !now && content && p.File != f.Name && !c.snap.Single && c.snap.Events != nil && w.born(f) && !c.settled(id, f.ChangedAt) {
+		// A file the watch just made takes the pod: it may be a temp
+		// file renamed over another a moment later, which the kubelet
+		// may never have read. Held, the change from the rename's
+		// target claims it on the way.
 		return
 	}
 	fields, describeErr := describe(p, f.Pod, c.next.Salt)
@@ -851,6 +858,11 @@ func (c *computation) portEmit(ch types.Change, cl *types.Claim) {
 	delete(c.livePending, "pod/"+key)
 	ch.Claim = cl
 	ch.Message = hedged(ch.Message, cl)
+	if ps := c.next.port; ps != nil {
+		// A count on the watch bounds the restarts, unless a sign of a
+		// late file source was near (see claim).
+		c.noteSaidIn(&ps.said, key, cl.At == types.ClaimAtWatch && cl.Before.Max != nil, cl.ID)
+	}
 	c.cl, c.bounded = claimParts{}, false // the catalogue's words may have set them
 	c.changes = append(c.changes, ch)
 }

@@ -50,6 +50,11 @@ type portState struct {
 	// versions are the files the window's events named, by path and
 	// config, for a change to a version the folder no longer holds.
 	versions map[string]*types.File
+	// said are the runs of changes said with a count of their restarts,
+	// and lateSeen the newest sign of a late file source seen, for the
+	// amendments (see amend.go): what podwatch said, not the kubelet.
+	said     map[string]saidRun
+	lateSeen time.Time
 	// last is the last snapshot taken in, which a recheck hands again.
 	last struct {
 		seq   uint64
@@ -81,7 +86,8 @@ func newPortState() *portState {
 }
 
 func (ps *portState) clone() *portState {
-	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions), last: ps.last}
+	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions), last: ps.last,
+		said: cloneSaid(ps.said), lateSeen: ps.lateSeen}
 }
 
 // withEvents is s with the watch events that made it from the last
