@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // maxMsgSize is the largest response accepted, as the kubelet's own CRI
@@ -23,8 +19,7 @@ var ErrEndpoint = errors.New("cri: bad container runtime endpoint")
 // Client holds the read calls of the runtime service, and nothing else.
 type Client struct {
 	endpoint string
-	conn     *grpc.ClientConn
-	rt       runtimeapi.RuntimeServiceClient
+	conn     *conn
 }
 
 // SocketPath turns an endpoint as the kubelet takes it
@@ -53,62 +48,75 @@ func New(endpoint string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient("unix://"+path,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)))
-	if err != nil {
-		return nil, fmt.Errorf("%w %q: %w", ErrEndpoint, endpoint, err)
-	}
-	return &Client{endpoint: "unix://" + path, conn: conn, rt: runtimeapi.NewRuntimeServiceClient(conn)}, nil
+	return &Client{endpoint: "unix://" + path, conn: newConn(path)}, nil
 }
 
 // Endpoint is the endpoint the client dials, as unix:///path.
 func (c *Client) Endpoint() string { return c.endpoint }
 
 // Close releases the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	c.conn.close()
+	return nil
+}
 
 // ListPodSandbox lists the sandboxes that match filter (nil: all).
-func (c *Client) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	resp, err := c.rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: filter})
+func (c *Client) ListPodSandbox(ctx context.Context, filter *PodSandboxFilter) ([]*PodSandbox, error) {
+	msg, err := c.conn.call(ctx, "ListPodSandbox", listPodSandboxRequest(filter))
+	var out []*PodSandbox
+	if err == nil {
+		out, err = decodeList(msg, 1, decodePodSandbox)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ListPodSandbox at %s: %w", c.endpoint, err)
 	}
-	return resp.GetItems(), nil
+	return out, nil
 }
 
 // ListContainers lists the containers that match filter (nil: all).
-func (c *Client) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	resp, err := c.rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: filter})
+func (c *Client) ListContainers(ctx context.Context, filter *ContainerFilter) ([]*Container, error) {
+	msg, err := c.conn.call(ctx, "ListContainers", listContainersRequest(filter))
+	var out []*Container
+	if err == nil {
+		out, err = decodeList(msg, 1, decodeContainer)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ListContainers at %s: %w", c.endpoint, err)
 	}
-	return resp.GetContainers(), nil
+	return out, nil
 }
 
 // ContainerStatus is one container's status: its exit code and reason,
 // which ListContainers does not give.
-func (c *Client) ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error) {
-	resp, err := c.rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+func (c *Client) ContainerStatus(ctx context.Context, id string) (*ContainerStatus, error) {
+	msg, err := c.conn.call(ctx, "ContainerStatus", idRequest(id))
+	var out *ContainerStatus
+	if err == nil {
+		out, err = decodeOne(msg, 1, decodeContainerStatus)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ContainerStatus %s at %s: %w", id, c.endpoint, err)
 	}
-	if resp.GetStatus() == nil {
+	if out == nil {
 		return nil, fmt.Errorf("ContainerStatus %s at %s: the runtime returned no status", id, c.endpoint)
 	}
-	return resp.GetStatus(), nil
+	return out, nil
 }
 
 // PodSandboxStatus is one sandbox's status.
-func (c *Client) PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatus, error) {
-	resp, err := c.rt.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id})
+func (c *Client) PodSandboxStatus(ctx context.Context, id string) (*PodSandboxStatus, error) {
+	msg, err := c.conn.call(ctx, "PodSandboxStatus", idRequest(id))
+	var out *PodSandboxStatus
+	if err == nil {
+		out, err = decodeOne(msg, 1, decodePodSandboxStatus)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("PodSandboxStatus %s at %s: %w", id, c.endpoint, err)
 	}
-	if resp.GetStatus() == nil {
+	if out == nil {
 		return nil, fmt.Errorf("PodSandboxStatus %s at %s: the runtime returned no status", id, c.endpoint)
 	}
-	return resp.GetStatus(), nil
+	return out, nil
 }
 
 // GetContainerEvents opens the runtime's stream of container events
@@ -116,10 +124,14 @@ func (c *Client) PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.P
 // The stream lasts until ctx ends, which the caller must see to; a runtime
 // that does not stream fails the first Recv (Unimplemented) or ends it at
 // once (io.EOF), as cri-client's fake does.
-func (c *Client) GetContainerEvents(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
-	s, err := c.rt.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+func (c *Client) GetContainerEvents(ctx context.Context) (ContainerEventStream, error) {
+	resp, err := c.conn.open(ctx, "GetContainerEvents", nil)
 	if err != nil {
+		var st *Status
+		if errors.As(err, &st) { // answered at once: the stream's end
+			return &eventStream{err: fmt.Errorf("GetContainerEvents at %s: %w", c.endpoint, err)}, nil
+		}
 		return nil, fmt.Errorf("GetContainerEvents at %s: %w", c.endpoint, err)
 	}
-	return s, nil
+	return &eventStream{resp: resp}, nil
 }

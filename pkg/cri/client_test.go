@@ -90,19 +90,19 @@ func TestClientReadsTheFakeRuntime(t *testing.T) {
 	if len(all) != 2 {
 		t.Fatalf("%d sandboxes, want 2", len(all))
 	}
-	sbs, err := cl.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{LabelPodUID: "uid-api"}})
+	sbs, err := cl.ListPodSandbox(ctx, &PodSandboxFilter{LabelSelector: map[string]string{LabelPodUID: "uid-api"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sbs) != 1 || sbs[0].GetId() != apiSB || sbs[0].GetState() != runtimeapi.PodSandboxState_SANDBOX_READY ||
+	if len(sbs) != 1 || sbs[0].GetId() != apiSB || sbs[0].GetState() != PodSandboxState_SANDBOX_READY ||
 		sbs[0].GetLabels()[LabelPodName] != "kube-apiserver-node-1" || sbs[0].GetAnnotations()[AnnotationConfigSource] != ConfigSourceFile {
 		t.Fatalf("sandboxes of uid-api: %v", sbs)
 	}
-	cs, err := cl.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: apiSB})
+	cs, err := cl.ListContainers(ctx, &ContainerFilter{PodSandboxId: apiSB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 1 || cs[0].GetId() != apiIDs[0] || cs[0].GetState() != runtimeapi.ContainerState_CONTAINER_EXITED ||
+	if len(cs) != 1 || cs[0].GetId() != apiIDs[0] || cs[0].GetState() != ContainerState_CONTAINER_EXITED ||
 		cs[0].GetLabels()[LabelContainerName] != "kube-apiserver" {
 		t.Fatalf("containers of %s: %v", apiSB, cs)
 	}
@@ -121,7 +121,7 @@ func TestClientReadsTheFakeRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sst.GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY || sst.GetMetadata().GetUid() != "uid-api" {
+	if sst.GetState() != PodSandboxState_SANDBOX_NOTREADY || sst.GetMetadata().GetUid() != "uid-api" {
 		t.Fatalf("sandbox status after stop: %v", sst)
 	}
 

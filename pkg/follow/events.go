@@ -6,9 +6,8 @@ import (
 	"io"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/podwatch/podwatch/pkg/backoff"
+	"github.com/podwatch/podwatch/pkg/cri"
 )
 
 // Events is what a runtime that streams container events offers besides
@@ -17,7 +16,7 @@ import (
 // may drop events, end, or not exist (cri-client's fake ends it at once,
 // some runtimes answer Unimplemented).
 type Events interface {
-	GetContainerEvents(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error)
+	GetContainerEvents(ctx context.Context) (cri.ContainerEventStream, error)
 }
 
 // The stream is opened again after it fails or ends: first after
@@ -119,7 +118,7 @@ func (f *Follower) readEvents(ctx context.Context, ev Events) (n int, err error)
 // aboutStaticPod says whether an event may concern a static pod: its
 // sandbox carries the kubelet's kubernetes.io/config.source "file", or the
 // runtime did not say which sandbox (then a poll finds out).
-func aboutStaticPod(e *runtimeapi.ContainerEventResponse) bool {
+func aboutStaticPod(e *cri.ContainerEventResponse) bool {
 	sb := e.GetPodSandboxStatus()
 	return sb == nil || sb.GetAnnotations()[annotationSource] == "file"
 }

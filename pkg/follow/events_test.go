@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/podwatch/podwatch/pkg/cri"
@@ -24,13 +23,13 @@ var _ Events = (*cri.Client)(nil)
 // GetContainerEvents returns open's stream (or error).
 type streamingRuntime struct {
 	*fakeRuntime
-	open func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error)
+	open func(ctx context.Context) (cri.ContainerEventStream, error)
 
 	mu    sync.Mutex
 	calls int
 }
 
-func (r *streamingRuntime) GetContainerEvents(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
+func (r *streamingRuntime) GetContainerEvents(ctx context.Context) (cri.ContainerEventStream, error) {
 	r.mu.Lock()
 	r.calls++
 	r.mu.Unlock()
@@ -54,11 +53,11 @@ func (r *fakeRuntime) listed() int {
 type fakeStream struct {
 	grpc.ClientStream // never called: the follower only Recvs
 	ctx               context.Context
-	events            chan *runtimeapi.ContainerEventResponse
+	events            chan *cri.ContainerEventResponse
 	err               error
 }
 
-func (s *fakeStream) Recv() (*runtimeapi.ContainerEventResponse, error) {
+func (s *fakeStream) Recv() (*cri.ContainerEventResponse, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -92,8 +91,8 @@ func until(t *testing.T, clk *testingclock.FakeClock, what string, cond func() b
 // the poll.
 func TestContainerEventWakesThePoll(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	events := make(chan *runtimeapi.ContainerEventResponse)
-	rt := &streamingRuntime{fakeRuntime: newFakeRuntime(), open: func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
+	events := make(chan *cri.ContainerEventResponse)
+	rt := &streamingRuntime{fakeRuntime: newFakeRuntime(), open: func(ctx context.Context) (cri.ContainerEventStream, error) {
 		return &fakeStream{ctx: ctx, events: events}, nil
 	}}
 	f := New(Options{}, rt, clk, nil, (&emitted{}).emit, nil, nil)
@@ -110,9 +109,9 @@ func TestContainerEventWakesThePoll(t *testing.T) {
 	until(t, clk, "the first poll", func() bool { return rt.listed() == 1 })
 	// Past the fast rate, well before the idle poll is due.
 	clk.Step(2 * time.Second)
-	ev := &runtimeapi.ContainerEventResponse{
-		ContainerId: "c1", ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT,
-		PodSandboxStatus: &runtimeapi.PodSandboxStatus{Annotations: map[string]string{annotationSource: "file"}},
+	ev := &cri.ContainerEventResponse{
+		ContainerId: "c1", ContainerEventType: cri.ContainerEventType_CONTAINER_STARTED_EVENT,
+		PodSandboxStatus: &cri.PodSandboxStatus{Annotations: map[string]string{annotationSource: "file"}},
 	}
 	select {
 	case events <- ev:
@@ -133,16 +132,16 @@ func TestContainerEventWakesThePoll(t *testing.T) {
 // opened) is asked again with a growing backoff on the follower's clock,
 // never in a loop: ten minutes cost about ten calls.
 func TestNoStreamDoesNotSpin(t *testing.T) {
-	for name, open := range map[string]func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error){
-		"ends at once": func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
-			ch := make(chan *runtimeapi.ContainerEventResponse)
+	for name, open := range map[string]func(ctx context.Context) (cri.ContainerEventStream, error){
+		"ends at once": func(ctx context.Context) (cri.ContainerEventStream, error) {
+			ch := make(chan *cri.ContainerEventResponse)
 			close(ch)
 			return &fakeStream{ctx: ctx, events: ch}, nil
 		},
-		"unimplemented": func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
+		"unimplemented": func(ctx context.Context) (cri.ContainerEventStream, error) {
 			return &fakeStream{ctx: ctx, err: status.Error(codes.Unimplemented, "unknown method GetContainerEvents")}, nil
 		},
-		"cannot open": func(context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
+		"cannot open": func(context.Context) (cri.ContainerEventStream, error) {
 			return nil, errors.New("connection refused")
 		},
 	} {
@@ -166,9 +165,9 @@ func TestNoStreamDoesNotSpin(t *testing.T) {
 func TestStreamThatEndsAfterEventsIsOpenedSoon(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	rt := &streamingRuntime{fakeRuntime: newFakeRuntime()}
-	rt.open = func(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
-		ch := make(chan *runtimeapi.ContainerEventResponse, 1)
-		ch <- &runtimeapi.ContainerEventResponse{ContainerId: "c1"}
+	rt.open = func(ctx context.Context) (cri.ContainerEventStream, error) {
+		ch := make(chan *cri.ContainerEventResponse, 1)
+		ch <- &cri.ContainerEventResponse{ContainerId: "c1"}
 		close(ch)
 		return &fakeStream{ctx: ctx, events: ch}, nil
 	}
@@ -184,15 +183,15 @@ func TestStreamThatEndsAfterEventsIsOpenedSoon(t *testing.T) {
 
 func TestEventsAboutStaticPods(t *testing.T) {
 	for _, tt := range []struct {
-		sb   *runtimeapi.PodSandboxStatus
+		sb   *cri.PodSandboxStatus
 		want bool
 	}{
 		{nil, true},
-		{&runtimeapi.PodSandboxStatus{Annotations: map[string]string{annotationSource: "file"}}, true},
-		{&runtimeapi.PodSandboxStatus{Annotations: map[string]string{annotationSource: "api"}}, false},
-		{&runtimeapi.PodSandboxStatus{}, false},
+		{&cri.PodSandboxStatus{Annotations: map[string]string{annotationSource: "file"}}, true},
+		{&cri.PodSandboxStatus{Annotations: map[string]string{annotationSource: "api"}}, false},
+		{&cri.PodSandboxStatus{}, false},
 	} {
-		if got := aboutStaticPod(&runtimeapi.ContainerEventResponse{PodSandboxStatus: tt.sb}); got != tt.want {
+		if got := aboutStaticPod(&cri.ContainerEventResponse{PodSandboxStatus: tt.sb}); got != tt.want {
 			t.Errorf("aboutStaticPod(%v) = %v", tt.sb, got)
 		}
 	}

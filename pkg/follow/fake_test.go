@@ -8,17 +8,16 @@ import (
 	"testing"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // fakeRuntime is a Runtime whose sandboxes and containers a test sets.
 type fakeRuntime struct {
 	mu         sync.Mutex
-	sandboxes  []*runtimeapi.PodSandbox
-	containers []*runtimeapi.Container
-	exit       map[string]*runtimeapi.ContainerStatus // by container ID, for exited ones
+	sandboxes  []*cri.PodSandbox
+	containers []*cri.Container
+	exit       map[string]*cri.ContainerStatus // by container ID, for exited ones
 	err        error
 	lists      int
 	// hideUserImage: ListContainers leaves ImageSpec.UserSpecifiedImage
@@ -27,47 +26,47 @@ type fakeRuntime struct {
 }
 
 func newFakeRuntime() *fakeRuntime {
-	return &fakeRuntime{exit: map[string]*runtimeapi.ContainerStatus{}}
+	return &fakeRuntime{exit: map[string]*cri.ContainerStatus{}}
 }
 
-func (r *fakeRuntime) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+func (r *fakeRuntime) ListPodSandbox(context.Context, *cri.PodSandboxFilter) ([]*cri.PodSandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lists++
 	if r.err != nil {
 		return nil, r.err
 	}
-	return append([]*runtimeapi.PodSandbox(nil), r.sandboxes...), nil
+	return append([]*cri.PodSandbox(nil), r.sandboxes...), nil
 }
 
-func (r *fakeRuntime) ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+func (r *fakeRuntime) ListContainers(context.Context, *cri.ContainerFilter) ([]*cri.Container, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return nil, r.err
 	}
 	if r.hideUserImage {
-		out := make([]*runtimeapi.Container, 0, len(r.containers))
+		out := make([]*cri.Container, 0, len(r.containers))
 		for _, c := range r.containers {
-			out = append(out, &runtimeapi.Container{
+			out = append(out, &cri.Container{
 				Id: c.Id, PodSandboxId: c.PodSandboxId, CreatedAt: c.CreatedAt, State: c.State, Metadata: c.Metadata,
-				Image:  &runtimeapi.ImageSpec{Image: c.GetImage().GetImage()},
+				Image:  &cri.ImageSpec{Image: c.GetImage().GetImage()},
 				Labels: c.Labels, Annotations: c.Annotations,
 			})
 		}
 		return out, nil
 	}
-	return append([]*runtimeapi.Container(nil), r.containers...), nil
+	return append([]*cri.Container(nil), r.containers...), nil
 }
 
-func (r *fakeRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
+func (r *fakeRuntime) ContainerStatus(_ context.Context, id string) (*cri.ContainerStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.containers {
 		if c.Id != id {
 			continue
 		}
-		st := &runtimeapi.ContainerStatus{Id: id, State: c.State}
+		st := &cri.ContainerStatus{Id: id, State: c.State}
 		if e := r.exit[id]; e != nil {
 			st.ExitCode, st.Reason = e.ExitCode, e.Reason
 		}
@@ -78,15 +77,15 @@ func (r *fakeRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi
 
 // sandbox adds a sandbox with the kubelet's labels for kube-system/name.
 func (r *fakeRuntime) sandbox(id, name, uid string, at time.Time, isReady bool) {
-	st := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	st := cri.PodSandboxState_SANDBOX_NOTREADY
 	if isReady {
-		st = runtimeapi.PodSandboxState_SANDBOX_READY
+		st = cri.PodSandboxState_SANDBOX_READY
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sandboxes = append(r.sandboxes, &runtimeapi.PodSandbox{
+	r.sandboxes = append(r.sandboxes, &cri.PodSandbox{
 		Id: id, State: st, CreatedAt: at.UnixNano(),
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "kube-system", Uid: uid},
+		Metadata: &cri.PodSandboxMetadata{Name: name, Namespace: "kube-system", Uid: uid},
 		Labels:   map[string]string{labelPodName: name, labelPodNamespace: "kube-system", labelPodUID: uid},
 	})
 }
@@ -96,9 +95,9 @@ func (r *fakeRuntime) setSandboxReady(id string, isReady bool) {
 	defer r.mu.Unlock()
 	for _, sb := range r.sandboxes {
 		if sb.Id == id {
-			sb.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+			sb.State = cri.PodSandboxState_SANDBOX_NOTREADY
 			if isReady {
-				sb.State = runtimeapi.PodSandboxState_SANDBOX_READY
+				sb.State = cri.PodSandboxState_SANDBOX_READY
 			}
 		}
 	}
@@ -111,10 +110,10 @@ func (r *fakeRuntime) container(sb, name, image string, attempt uint32, at time.
 	id := fmt.Sprintf("%s_%s_%d", sb, name, attempt)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.containers = append(r.containers, &runtimeapi.Container{
-		Id: id, PodSandboxId: sb, CreatedAt: at.UnixNano(), State: runtimeapi.ContainerState_CONTAINER_RUNNING,
-		Metadata:    &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
-		Image:       &runtimeapi.ImageSpec{Image: "sha256:0123", UserSpecifiedImage: image},
+	r.containers = append(r.containers, &cri.Container{
+		Id: id, PodSandboxId: sb, CreatedAt: at.UnixNano(), State: cri.ContainerState_CONTAINER_RUNNING,
+		Metadata:    &cri.ContainerMetadata{Name: name, Attempt: attempt},
+		Image:       &cri.ImageSpec{Image: "sha256:0123", UserSpecifiedImage: image},
 		Labels:      map[string]string{labelContainerName: name},
 		Annotations: map[string]string{annotationHash: ContainerHash(name, image)},
 	})
@@ -122,7 +121,7 @@ func (r *fakeRuntime) container(sb, name, image string, attempt uint32, at time.
 }
 
 // state sets a container's state, and its exit code when exited.
-func (r *fakeRuntime) state(id string, st runtimeapi.ContainerState, code int32, reason string) {
+func (r *fakeRuntime) state(id string, st cri.ContainerState, code int32, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.containers {
@@ -130,8 +129,8 @@ func (r *fakeRuntime) state(id string, st runtimeapi.ContainerState, code int32,
 			c.State = st
 		}
 	}
-	if st == runtimeapi.ContainerState_CONTAINER_EXITED {
-		r.exit[id] = &runtimeapi.ContainerStatus{ExitCode: code, Reason: reason}
+	if st == cri.ContainerState_CONTAINER_EXITED {
+		r.exit[id] = &cri.ContainerStatus{ExitCode: code, Reason: reason}
 	}
 }
 

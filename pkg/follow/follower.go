@@ -9,9 +9,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -39,9 +39,9 @@ const callTimeout = 10 * time.Second
 // Runtime is what the follower reads from the container runtime; pkg/cri's
 // Client implements it. Only reads: TestRuntimeHoldsOnlyReadCalls.
 type Runtime interface {
-	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
-	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
-	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	ListPodSandbox(ctx context.Context, filter *cri.PodSandboxFilter) ([]*cri.PodSandbox, error)
+	ListContainers(ctx context.Context, filter *cri.ContainerFilter) ([]*cri.Container, error)
+	ContainerStatus(ctx context.Context, id string) (*cri.ContainerStatus, error)
 }
 
 // Emit records what the follower found, as a problem-like Change (no Op)

@@ -11,9 +11,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	ktypes "k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -167,14 +167,14 @@ func TestMinRunning(t *testing.T) {
 	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
 	id := h.rt.container("sb1", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
 	none(t, h.at(3*time.Second)) // running for 1 s
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 1, "Error")
 	none(t, h.at(4*time.Second))
 	// The kubelet starts it again; it crashes again a second later, and
 	// is seen running in between.
 	id = h.rt.container("sb1", "kube-apiserver", "img", 1, t0.Add(20*time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_RUNNING, 0, "")
+	h.rt.state(id, cri.ContainerState_CONTAINER_RUNNING, 0, "")
 	none(t, h.at(21*time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 1, "Error")
 	one(t, h.at(deadline), types.ReasonNotStarted, v1.EventTypeWarning, "container kube-apiserver exited with code 1 (Error)")
 
 	// A container that stays up is started, its time still the runtime's.
@@ -198,7 +198,7 @@ func TestNotStartedSaysWhatIsSeen(t *testing.T) {
 		{"exited", func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 			id := r.container("sb", "kube-apiserver", "img", 3, t0.Add(2*time.Second))
-			r.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+			r.state(id, cri.ContainerState_CONTAINER_EXITED, 1, "Error")
 		}, "container kube-apiserver exited with code 1 (Error)"},
 		{"not created", func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
@@ -206,7 +206,7 @@ func TestNotStartedSaysWhatIsSeen(t *testing.T) {
 		{"created", func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 			id := r.container("sb", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
-			r.state(id, runtimeapi.ContainerState_CONTAINER_CREATED, 0, "")
+			r.state(id, cri.ContainerState_CONTAINER_CREATED, 0, "")
 		}, "container kube-apiserver created but not started"},
 		{"sandbox not ready", func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), false)
@@ -233,7 +233,7 @@ func TestCompletedContainersCountAsDone(t *testing.T) {
 	h.rt.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 	h.rt.container("sb", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
 	id := h.rt.container("sb", "setup", "img", 0, t0.Add(3*time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "Completed")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 0, "Completed")
 	one(t, h.at(5*time.Second), types.ReasonStarted, v1.EventTypeNormal, "3.0 s after")
 }
 
@@ -266,7 +266,7 @@ func TestRemoveStops(t *testing.T) {
 	none(t, h.at(0))
 	h.submit(types.OpRemove, 0, nil)
 	none(t, h.at(time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	none(t, h.at(2*time.Second)) // the sandbox is still ready
 	h.rt.setSandboxReady("sb", false)
 	one(t, h.at(3500*time.Millisecond), types.ReasonStopped, v1.EventTypeNormal,
@@ -307,7 +307,7 @@ func TestRestartWithoutAChange(t *testing.T) {
 	id := h.rt.container("sb", "kube-apiserver", "img", 0, t0.Add(-time.Hour))
 	none(t, h.at(0)) // the first poll learns what runs
 	none(t, h.at(10*time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 137, "OOMKilled")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 137, "OOMKilled")
 	h.rt.container("sb", "kube-apiserver", "img", 1, t0.Add(15*time.Second))
 	one(t, h.at(20*time.Second), types.ReasonRestarting, v1.EventTypeWarning,
 		"container kube-apiserver of kube-apiserver-node-1 (UID uid-1) restarted with no manifest change; it exited with code 137 (OOMKilled)")
@@ -333,7 +333,7 @@ func TestInPlaceUpdate(t *testing.T) {
 	// The sandbox is the same and ready, but the changed container is not
 	// new yet.
 	none(t, h.at(2*time.Second))
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 1, t0.Add(4*time.Second))
 	// Started, timed to the new container, and not a restart without a
 	// change.

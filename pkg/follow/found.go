@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -95,7 +94,7 @@ func (f *Follower) foundCase(key string, t *target, obs *observation, seen *type
 // otherConfig says how the pod that sb runs differs from p, as far as the
 // runtime tells: a pinned UID it does not have, or a container whose
 // image is known not to be p's; "" when none is seen to.
-func otherConfig(p *types.Pod, sb *runtimeapi.PodSandbox, obs *observation) string {
+func otherConfig(p *types.Pod, sb *cri.PodSandbox, obs *observation) string {
 	if p == nil {
 		return ""
 	}

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -32,7 +32,7 @@ func TestInPlaceUpdateWithoutTheRequestedImage(t *testing.T) {
 	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=registry.k8s.io/kube-apiserver:v1.37.2"))
 	none(t, h.at(2*time.Second))
 	none(t, h.at(3*time.Second))
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 1, t0.Add(4*time.Second))
 	one(t, h.at(5*time.Second), types.ReasonStarted, v1.EventTypeNormal, "3.0 s after it was written")
 }
@@ -73,11 +73,11 @@ func TestInPlaceUpdateIsNotARestartOfTheOldContainer(t *testing.T) {
 	const uid = "pinned-uid"
 	h, old := inPlaceHarness(t, uid, "img:1")
 	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=img:2"))
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 137, "Error")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 137, "Error")
 	crashed := h.rt.container("sb", "kube-apiserver", "img:1", 1, t0.Add(2*time.Second))
 	none(t, h.at(3*time.Second))
 	none(t, h.at(4*time.Second))
-	h.rt.state(crashed, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(crashed, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "img:2", 2, t0.Add(5*time.Second))
 	one(t, h.at(6*time.Second), types.ReasonStarted, v1.EventTypeNormal, "4.0 s after it was written")
 }
@@ -97,7 +97,7 @@ func TestInPlaceUpdateIsNotAContainerRecordedBefore(t *testing.T) {
 	h.rt.containers[0].CreatedAt = t0.Add(3 * time.Second).UnixNano()
 	h.rt.mu.Unlock()
 	none(t, h.at(4*time.Second))
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(5*time.Second))
 	one(t, h.at(6*time.Second), types.ReasonStarted, v1.EventTypeNormal)
 }
@@ -114,7 +114,7 @@ func TestInPlaceUpdateJustAfterTheStart(t *testing.T) {
 	old := h.rt.container("sb", "kube-apiserver", "img:1", 0, t0.Add(800*time.Millisecond))
 	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=img:2"))
 	none(t, h.at(1200*time.Millisecond)) // the old container is not the change
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(1700*time.Millisecond))
 	one(t, h.at(2*time.Second), types.ReasonStarted, v1.EventTypeNormal, "0.7 s after it was written")
 }
@@ -125,7 +125,7 @@ func TestInPlaceUpdateJustAfterTheStart(t *testing.T) {
 func TestInPlaceUpdateTheKubeletDidFirst(t *testing.T) {
 	const uid = "pinned-uid"
 	h, old := inPlaceHarness(t, uid, "img:1")
-	h.rt.state(old, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "")
+	h.rt.state(old, cri.ContainerState_CONTAINER_EXITED, 0, "")
 	h.rt.container("sb", "kube-apiserver", "img:2", 1, t0.Add(800*time.Millisecond))
 	h.submit(types.OpUpdate, time.Second, apiPod(uid, "kube-apiserver=img:2"))
 	one(t, h.at(1200*time.Millisecond), types.ReasonStarted, v1.EventTypeNormal)

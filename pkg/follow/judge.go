@@ -8,16 +8,16 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // observation is one poll of the runtime: every sandbox by pod key, newest
 // first, and every container by sandbox.
 type observation struct {
-	byKey      map[string][]*runtimeapi.PodSandbox
-	containers map[string][]*runtimeapi.Container // by sandbox ID
+	byKey      map[string][]*cri.PodSandbox
+	containers map[string][]*cri.Container // by sandbox ID
 }
 
 func (f *Follower) observe(ctx context.Context) (*observation, error) {
@@ -29,7 +29,7 @@ func (f *Follower) observe(ctx context.Context) (*observation, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs := &observation{byKey: make(map[string][]*runtimeapi.PodSandbox, len(sbs)), containers: make(map[string][]*runtimeapi.Container, len(sbs))}
+	obs := &observation{byKey: make(map[string][]*cri.PodSandbox, len(sbs)), containers: make(map[string][]*cri.Container, len(sbs))}
 	for _, sb := range sbs {
 		if key := podKey(sb); key != "" {
 			obs.byKey[key] = append(obs.byKey[key], sb)
@@ -48,7 +48,7 @@ func (f *Follower) observe(ctx context.Context) (*observation, error) {
 
 // podKey is namespace/name of the pod a sandbox is for, from the kubelet's
 // labels, else from its metadata; empty when neither says.
-func podKey(sb *runtimeapi.PodSandbox) string {
+func podKey(sb *cri.PodSandbox) string {
 	l := sb.GetLabels()
 	ns, name := l[labelPodNamespace], l[labelPodName]
 	if name == "" {
@@ -60,30 +60,30 @@ func podKey(sb *runtimeapi.PodSandbox) string {
 	return ns + "/" + name
 }
 
-func sandboxUID(sb *runtimeapi.PodSandbox) string {
+func sandboxUID(sb *cri.PodSandbox) string {
 	if uid := sb.GetLabels()[labelPodUID]; uid != "" {
 		return uid
 	}
 	return sb.GetMetadata().GetUid()
 }
 
-func containerName(c *runtimeapi.Container) string {
+func containerName(c *cri.Container) string {
 	if n := c.GetLabels()[labelContainerName]; n != "" {
 		return n
 	}
 	return c.GetMetadata().GetName()
 }
 
-func ready(sb *runtimeapi.PodSandbox) bool {
-	return sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+func ready(sb *cri.PodSandbox) bool {
+	return sb.GetState() == cri.PodSandboxState_SANDBOX_READY
 }
 
 func created(ns int64) time.Time { return time.Unix(0, ns) }
 
 // newest is the newest container of each name: the highest attempt, then
 // the latest created.
-func newest(cs []*runtimeapi.Container) map[string]*runtimeapi.Container {
-	out := make(map[string]*runtimeapi.Container, len(cs))
+func newest(cs []*cri.Container) map[string]*cri.Container {
+	out := make(map[string]*cri.Container, len(cs))
 	for _, c := range cs {
 		name := containerName(c)
 		old, ok := out[name]
@@ -125,7 +125,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			}
 		}
 	}
-	var sb *runtimeapi.PodSandbox
+	var sb *cri.PodSandbox
 	t.uid = uid
 	back := ""
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
@@ -212,7 +212,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 			problem(pc, p)
 			continue
 		}
-		if up := f.clk.Since(created(c.GetCreatedAt())); f.opts.MinRunning > 0 && c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && up < f.opts.MinRunning {
+		if up := f.clk.Since(created(c.GetCreatedAt())); f.opts.MinRunning > 0 && c.GetState() == cri.ContainerState_CONTAINER_RUNNING && up < f.opts.MinRunning {
 			problem(types.CauseContainerNotRunning, fmt.Sprintf("container %s running for only %v (--follow-min-running %v)", name, up.Round(100*time.Millisecond), f.opts.MinRunning))
 			continue
 		}
@@ -258,7 +258,7 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 // whose sandbox the kubelet may create there too, has another UID; and
 // when the UID is not known, the follower counts only what comes after At,
 // as for any change.
-func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.Change, uid string) string {
+func (f *Follower) takenBack(key string, sbs []*cri.PodSandbox, ch types.Change, uid string) string {
 	b := ch.Back
 	if b.IsZero() {
 		return ""
@@ -293,7 +293,7 @@ func (f *Follower) takenBack(key string, sbs []*runtimeapi.PodSandbox, ch types.
 // still have been starting: its sandbox, created after ran, would look
 // like the new pod's. Finding the pod before, older, and of another UID,
 // rules that out; finding none leaves it open.
-func (f *Follower) switched(older []*runtimeapi.PodSandbox, uid string, ran time.Time) bool {
+func (f *Follower) switched(older []*cri.PodSandbox, uid string, ran time.Time) bool {
 	for _, s := range older {
 		switch {
 		case !f.earliest(s).Before(ran):
@@ -320,19 +320,19 @@ type tookBack struct {
 
 // earliest is when s may have been created at the earliest: its creation
 // time, less the grain of a source that keeps whole seconds.
-func (f *Follower) earliest(s *runtimeapi.PodSandbox) time.Time {
+func (f *Follower) earliest(s *cri.PodSandbox) time.Time {
 	return created(s.GetCreatedAt()).Add(-f.grain)
 }
 
 // containerProblem is what keeps a container from counting as running or
 // done, and its cause; empty when it runs or exited 0.
-func (f *Follower) containerProblem(ctx context.Context, name string, c *runtimeapi.Container) (string, types.FollowCause) {
+func (f *Follower) containerProblem(ctx context.Context, name string, c *cri.Container) (string, types.FollowCause) {
 	switch c.GetState() {
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+	case cri.ContainerState_CONTAINER_RUNNING:
 		return "", ""
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
+	case cri.ContainerState_CONTAINER_CREATED:
 		return fmt.Sprintf("container %s created but not started", name), types.CauseContainerNotRunning
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
+	case cri.ContainerState_CONTAINER_EXITED:
 		st, err := f.rt.ContainerStatus(ctx, c.GetId())
 		if err != nil {
 			return fmt.Sprintf("container %s exited (status unknown: %v)", name, err), types.CauseContainerExited
@@ -345,7 +345,7 @@ func (f *Follower) containerProblem(ctx context.Context, name string, c *runtime
 	return fmt.Sprintf("container %s is in an unknown state", name), types.CauseContainerNotRunning
 }
 
-func reason(st *runtimeapi.ContainerStatus) string {
+func reason(st *cri.ContainerStatus) string {
 	if st.GetReason() == "" {
 		return ""
 	}
@@ -367,9 +367,9 @@ func reason(st *runtimeapi.ContainerStatus) string {
 // started is still in place. createdSlack does not apply to it, as the
 // kubelet makes a sandbox for a UID it did not run only after the pod it
 // replaces has stopped, seconds after the change.
-func (f *Follower) classify(t *target, uid string, sbs []*runtimeapi.PodSandbox, obs *observation, after time.Time) {
+func (f *Follower) classify(t *target, uid string, sbs []*cri.PodSandbox, obs *observation, after time.Time) {
 	t.restart = map[string]bool{}
-	var running *runtimeapi.PodSandbox
+	var running *cri.PodSandbox
 	for _, s := range sbs {
 		if sandboxUID(s) == uid && ready(s) && created(s.GetCreatedAt()).Before(t.at) {
 			running = s
@@ -416,8 +416,8 @@ type oldContainers struct {
 // after) that already run its image (images, by name): the kubelet watches
 // the same folder and may have answered first. One made then with the old
 // image, or with none the runtime tells, ran before the change.
-func recordBefore(cs []*runtimeapi.Container, change, after time.Time, images map[string]string) map[string]oldContainers {
-	var older []*runtimeapi.Container
+func recordBefore(cs []*cri.Container, change, after time.Time, images map[string]string) map[string]oldContainers {
+	var older []*cri.Container
 	for _, c := range cs {
 		at := created(c.GetCreatedAt())
 		if at.Before(after) || at.Before(change) && !runsImage(c, images[containerName(c)]) {
@@ -437,7 +437,7 @@ func recordBefore(cs []*runtimeapi.Container, change, after time.Time, images ma
 // runsImage says whether c is known to run image: the runtime gives back
 // that image as the kubelet asked for it, or c's hash is the one the
 // kubelet gives a container of that image.
-func runsImage(c *runtimeapi.Container, image string) bool {
+func runsImage(c *cri.Container, image string) bool {
 	if image == "" {
 		return false
 	}
@@ -453,7 +453,7 @@ func runsImage(c *runtimeapi.Container, image string) bool {
 // recorded before it, and with another hash than the one it replaces (a
 // crash restart of the old container racing the change keeps the old
 // hash). A runtime that keeps no hash leaves only the first two.
-func replaced(c *runtimeapi.Container, old oldContainers, after time.Time) bool {
+func replaced(c *cri.Container, old oldContainers, after time.Time) bool {
 	if created(c.GetCreatedAt()).Before(after) || old.ids[c.GetId()] {
 		return false
 	}
@@ -470,7 +470,7 @@ func stopped(obs *observation, key, sandbox string) (bool, string) {
 			still = append(still, fmt.Sprintf("its %s (UID %s) is ready", sandbox, sandboxUID(s)))
 		}
 		for _, c := range obs.containers[s.GetId()] {
-			if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if c.GetState() == cri.ContainerState_CONTAINER_RUNNING {
 				still = append(still, fmt.Sprintf("container %s runs", containerName(c)))
 			}
 		}
@@ -506,9 +506,9 @@ func (f *Follower) watchRestarts(ctx context.Context, obs *observation) {
 	f.seen, f.primed = now, true
 }
 
-func (f *Follower) reportRestart(ctx context.Context, key string, sb *runtimeapi.PodSandbox, name string, prev seenContainer) {
+func (f *Follower) reportRestart(ctx context.Context, key string, sb *cri.PodSandbox, name string, prev seenContainer) {
 	last := ""
-	if st, err := f.rt.ContainerStatus(ctx, prev.id); err == nil && st.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+	if st, err := f.rt.ContainerStatus(ctx, prev.id); err == nil && st.GetState() == cri.ContainerState_CONTAINER_EXITED {
 		last = fmt.Sprintf("; it exited with code %d%s", st.GetExitCode(), reason(st))
 	}
 	last += f.kubeletSaysRestarted(ctx, key, sandboxUID(sb), name, prev.id)

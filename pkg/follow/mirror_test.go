@@ -11,8 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -117,7 +117,7 @@ func TestNotStartedSaysTheTerminationMessageRedacted(t *testing.T) {
 	h.submit(types.OpAdd, 0, podWithEnv(t, "published-secret-value"))
 	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(time.Second), true)
 	id := h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 3, t0.Add(40*time.Second))
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 1, "Error")
 	long := strings.Repeat("é", 300)
 	m.set("uid-1", v1.ContainerStatus{
 		Name:  "kube-apiserver",
@@ -208,7 +208,7 @@ func TestRestartingSaysTheTerminationMessage(t *testing.T) {
 	h.rt.sandbox("sb1", apiserver, "uid-1", t0.Add(-time.Hour), true)
 	c0 := h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(-time.Hour))
 	none(t, h.at(0))
-	h.rt.state(c0, runtimeapi.ContainerState_CONTAINER_EXITED, 2, "Error")
+	h.rt.state(c0, cri.ContainerState_CONTAINER_EXITED, 2, "Error")
 	c1 := h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 1, t0.Add(5*time.Second))
 	m.set("uid-1", v1.ContainerStatus{
 		Name: "kube-apiserver", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
@@ -218,7 +218,7 @@ func TestRestartingSaysTheTerminationMessage(t *testing.T) {
 		`restarted with no manifest change; it exited with code 2 (Error); its termination message: "etcd unreachable"`)
 	// The status lags behind: it is about another container than the one
 	// that exited, and is not said.
-	h.rt.state(c1, runtimeapi.ContainerState_CONTAINER_EXITED, 2, "Error")
+	h.rt.state(c1, cri.ContainerState_CONTAINER_EXITED, 2, "Error")
 	h.rt.container("sb1", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 2, t0.Add(15*time.Second))
 	ch := one(t, h.at(20*time.Second), types.ReasonRestarting, v1.EventTypeWarning, "it exited with code 2 (Error)")
 	if strings.Contains(ch.Message, "termination message") {

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podwatch/podwatch/pkg/cri"
 )
 
 // mirrorSource is the Runtime of a follower with no container runtime to
@@ -191,11 +192,11 @@ func (s *mirrorSource) MirrorPod(ctx context.Context, namespace, name string) (*
 	return s.pods.MirrorPod(ctx, namespace, name)
 }
 
-func (s *mirrorSource) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+func (s *mirrorSource) ListPodSandbox(context.Context, *cri.PodSandboxFilter) ([]*cri.PodSandbox, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	var out []*runtimeapi.PodSandbox
+	var out []*cri.PodSandbox
 	for _, r := range s.cache {
 		if r.pod != nil {
 			out = append(out, mirrorSandbox(r.pod))
@@ -204,18 +205,18 @@ func (s *mirrorSource) ListPodSandbox(context.Context, *runtimeapi.PodSandboxFil
 			// Replaced: the kubelet deletes a mirror pod of another UID
 			// only once it syncs the new pod, after the old one stopped.
 			sb := mirrorSandbox(p)
-			sb.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+			sb.State = cri.PodSandboxState_SANDBOX_NOTREADY
 			out = append(out, sb)
 		}
 	}
 	return out, nil
 }
 
-func (s *mirrorSource) ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+func (s *mirrorSource) ListContainers(context.Context, *cri.ContainerFilter) ([]*cri.Container, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	var out []*runtimeapi.Container
+	var out []*cri.Container
 	for _, r := range s.cache {
 		if r.pod != nil {
 			out = append(out, mirrorContainers(r.pod)...)
@@ -227,7 +228,7 @@ func (s *mirrorSource) ListContainers(context.Context, *runtimeapi.ContainerFilt
 // ContainerStatus says how the container id ended, as the last reads of
 // the mirror pods do: its own status, or a later container's last
 // termination.
-func (s *mirrorSource) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
+func (s *mirrorSource) ContainerStatus(_ context.Context, id string) (*cri.ContainerStatus, error) {
 	for _, r := range s.cache {
 		if r.pod == nil {
 			continue
@@ -235,11 +236,11 @@ func (s *mirrorSource) ContainerStatus(_ context.Context, id string) (*runtimeap
 		for _, st := range r.pod.Status.ContainerStatuses {
 			for _, term := range []*v1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
 				if term != nil && sameContainer(term.ContainerID, id) {
-					return &runtimeapi.ContainerStatus{Id: id, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: term.ExitCode, Reason: term.Reason}, nil
+					return &cri.ContainerStatus{Id: id, State: cri.ContainerState_CONTAINER_EXITED, ExitCode: term.ExitCode, Reason: term.Reason}, nil
 				}
 			}
 			if st.State.Running != nil && sameContainer(st.ContainerID, id) {
-				return &runtimeapi.ContainerStatus{Id: id, State: runtimeapi.ContainerState_CONTAINER_RUNNING}, nil
+				return &cri.ContainerStatus{Id: id, State: cri.ContainerState_CONTAINER_RUNNING}, nil
 			}
 		}
 	}
@@ -254,15 +255,15 @@ func unixNano(t time.Time) int64 {
 	return t.Truncate(time.Second).Add(time.Second - time.Nanosecond).UnixNano()
 }
 
-func mirrorSandbox(p *v1.Pod) *runtimeapi.PodSandbox {
-	state := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+func mirrorSandbox(p *v1.Pod) *cri.PodSandbox {
+	state := cri.PodSandboxState_SANDBOX_NOTREADY
 	if mirrorReady(p) {
-		state = runtimeapi.PodSandboxState_SANDBOX_READY
+		state = cri.PodSandboxState_SANDBOX_READY
 	}
 	uid := p.Annotations[annotationMirror]
-	return &runtimeapi.PodSandbox{
+	return &cri.PodSandbox{
 		Id: mirrorSandboxID(p), State: state, CreatedAt: unixNano(p.CreationTimestamp.Time),
-		Metadata:    &runtimeapi.PodSandboxMetadata{Name: p.Name, Namespace: p.Namespace, Uid: uid},
+		Metadata:    &cri.PodSandboxMetadata{Name: p.Name, Namespace: p.Namespace, Uid: uid},
 		Labels:      map[string]string{labelPodName: p.Name, labelPodNamespace: p.Namespace, labelPodUID: uid},
 		Annotations: map[string]string{annotationSource: p.Annotations[annotationSource]},
 	}
@@ -285,15 +286,15 @@ func mirrorReady(p *v1.Pod) bool {
 
 // mirrorContainers are the pod's container statuses as the runtime's
 // containers.
-func mirrorContainers(p *v1.Pod) []*runtimeapi.Container {
-	var out []*runtimeapi.Container
+func mirrorContainers(p *v1.Pod) []*cri.Container {
+	var out []*cri.Container
 	for _, st := range p.Status.ContainerStatuses {
 		var id string
 		var started time.Time
-		state := runtimeapi.ContainerState_CONTAINER_EXITED
+		state := cri.ContainerState_CONTAINER_EXITED
 		switch {
 		case st.State.Running != nil:
-			id, started, state = st.ContainerID, st.State.Running.StartedAt.Time, runtimeapi.ContainerState_CONTAINER_RUNNING
+			id, started, state = st.ContainerID, st.State.Running.StartedAt.Time, cri.ContainerState_CONTAINER_RUNNING
 		case st.State.Terminated != nil:
 			id, started = st.State.Terminated.ContainerID, st.State.Terminated.StartedAt.Time
 			if id == "" {
@@ -314,10 +315,10 @@ func mirrorContainers(p *v1.Pod) []*runtimeapi.Container {
 		if st.RestartCount > 0 {
 			attempt = uint32(st.RestartCount)
 		}
-		out = append(out, &runtimeapi.Container{
+		out = append(out, &cri.Container{
 			Id: id, PodSandboxId: mirrorSandboxID(p), State: state, CreatedAt: unixNano(started),
-			Metadata: &runtimeapi.ContainerMetadata{Name: st.Name, Attempt: attempt},
-			Image:    &runtimeapi.ImageSpec{},
+			Metadata: &cri.ContainerMetadata{Name: st.Name, Attempt: attempt},
+			Image:    &cri.ImageSpec{},
 			Labels:   map[string]string{labelContainerName: st.Name},
 		})
 	}

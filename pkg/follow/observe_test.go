@@ -7,8 +7,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podwatch/podwatch/pkg/cri"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -78,12 +78,12 @@ func TestObserverCauses(t *testing.T) {
 		{"created", types.OpAdd, func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 			id := r.container("sb", "kube-apiserver", "img", 0, t0.Add(2*time.Second))
-			r.state(id, runtimeapi.ContainerState_CONTAINER_CREATED, 0, "")
+			r.state(id, cri.ContainerState_CONTAINER_CREATED, 0, "")
 		}, types.FollowOverdue{Reason: types.ReasonNotStarted, Cause: types.CauseContainerNotRunning}},
 		{"exited", types.OpAdd, func(r *fakeRuntime) {
 			r.sandbox("sb", apiserver, "uid-1", t0.Add(time.Second), true)
 			id := r.container("sb", "kube-apiserver", "img", 2, t0.Add(2*time.Second))
-			r.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "Error")
+			r.state(id, cri.ContainerState_CONTAINER_EXITED, 1, "Error")
 		}, types.FollowOverdue{Reason: types.ReasonNotStarted, Cause: types.CauseContainerExited}},
 		{"runtime down", types.OpAdd, func(r *fakeRuntime) {
 			r.fail(errors.New("connection refused"))
@@ -122,7 +122,7 @@ func TestObserverSeesPollErrorsAndRestarts(t *testing.T) {
 	if got := h.obs.last(t); got.RuntimeErr != nil || len(got.Reports) != 0 {
 		t.Fatalf("observed %+v after a poll that answered", got)
 	}
-	h.rt.state(id, runtimeapi.ContainerState_CONTAINER_EXITED, 137, "OOMKilled")
+	h.rt.state(id, cri.ContainerState_CONTAINER_EXITED, 137, "OOMKilled")
 	h.rt.container("sb", "kube-apiserver", "img", 1, t0.Add(15*time.Second))
 	one(t, h.at(20*time.Second), types.ReasonRestarting, v1.EventTypeWarning)
 	wantObserved(t, h.obs.last(t), nil, types.FollowReport{Reason: types.ReasonRestarting, Type: v1.EventTypeWarning})
