@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strings"
@@ -78,4 +79,14 @@ func hasLabel(m *dto.Metric, name, val string) bool {
 		}
 	}
 	return false
+}
+
+// GatherMetrics parses what m writes as /metrics, without a server.
+func GatherMetrics(t testing.TB, m interface{ WriteText(io.Writer) error }) map[string]*dto.MetricFamily {
+	t.Helper()
+	var b bytes.Buffer
+	if err := m.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return ParseMetrics(t, b.String())
 }

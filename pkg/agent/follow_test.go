@@ -143,12 +143,8 @@ func TestAgentWithoutARuntimeSaysSo(t *testing.T) {
 // hasFollowMetrics says whether m serves any podwatch_follow_ family.
 func hasFollowMetrics(t *testing.T, m *metrics.Metrics) bool {
 	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if strings.HasPrefix(mf.GetName(), "podwatch_follow_") {
+	for name := range testutil.GatherMetrics(t, m) {
+		if strings.HasPrefix(name, "podwatch_follow_") {
 			return true
 		}
 	}

@@ -12,7 +12,6 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podwatch/podwatch/internal/testutil"
@@ -136,14 +135,7 @@ func TestLoopObservesTheRelistPhase(t *testing.T) {
 	if d := e.Annotations["podwatch.io/detail"]; strings.Contains(e.Message, "2026-") || !strings.Contains(d, "2026-11-30T09:30:02Z") {
 		t.Errorf("message %q, detail %q: want the last relist's time in the detail only", e.Message, d)
 	}
-	gathered, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mfs := map[string]*dto.MetricFamily{}
-	for _, mf := range gathered {
-		mfs[mf.GetName()] = mf
-	}
+	mfs := testutil.GatherMetrics(t, m)
 	if got := testutil.MetricValue(mfs, "podwatch_kubelet_relist_lost_total"); got != 1 {
 		t.Errorf("lost_total %v, want 1", got)
 	}

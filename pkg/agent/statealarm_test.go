@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/metrics"
 	"github.com/podwatch/podwatch/pkg/types"
@@ -61,17 +62,11 @@ func TestStateAlarmWarnsOncePerFailingSpell(t *testing.T) {
 	}
 	persisted := func() float64 {
 		t.Helper()
-		mfs, err := m.Registry().Gather()
-		if err != nil {
-			t.Fatal(err)
+		v := testutil.MetricValue(testutil.GatherMetrics(t, m), "podwatch_state_persisted")
+		if v < 0 {
+			t.Fatal("no podwatch_state_persisted")
 		}
-		for _, mf := range mfs {
-			if mf.GetName() == "podwatch_state_persisted" {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("no podwatch_state_persisted")
-		return -1
+		return v
 	}
 
 	a.status(true, nil)

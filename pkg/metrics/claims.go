@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -17,11 +15,10 @@ const (
 // claimOpAmend is the op label of an amendment's claim, which has no op.
 const claimOpAmend = "amend"
 
-func newClaimsCounter() *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "podwatch_claims_total",
-		Help: "Claims said with changes (what a change allows of the kubelet, the podwatch.io/claim annotation), by op (ADD, UPDATE, REMOVE, amend), by how far before bounds the restarts on the way (exact, bounded, unbounded) and by may_skip.",
-	}, []string{"op", "before", "may_skip"})
+func newClaimsCounter() *vec[counter] {
+	c := newCounterVec("podwatch_claims_total",
+		"Claims said with changes (what a change allows of the kubelet, the podwatch.io/claim annotation), by op (ADD, UPDATE, REMOVE, amend), by how far before bounds the restarts on the way (exact, bounded, unbounded) and by may_skip.",
+		"op", "before", "may_skip")
 	for _, op := range []string{string(types.OpAdd), string(types.OpUpdate), string(types.OpRemove), claimOpAmend} {
 		for _, b := range []string{beforeExact, beforeBounded, beforeUnbounded} {
 			for _, s := range []string{"false", "true"} {

@@ -8,6 +8,12 @@
 // Metrics' own registry: nothing is registered globally, so two agents (or
 // two tests) in one process never collide.
 //
+// The metric types and the text format are this package's own (expo.go),
+// with the Go runtime's go_* and the process' process_* metrics under the
+// names Prometheus's client library gives them: that library would link a
+// protobuf runtime whose initialisation at start every node pays for in
+// resident memory.
+//
 // Server binds --metrics-bind-address (default 127.0.0.1:10288, "0"
 // disables) and serves until its context ends.
 package metrics

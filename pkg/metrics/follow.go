@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podwatch/podwatch/pkg/types"
@@ -16,11 +15,11 @@ import (
 // with the manifests of a folder (which may hold thousands); the
 // StaticPodNotStarted Event names the pod.
 type followMetrics struct {
-	overdue    *prometheus.GaugeVec
-	outcomes   *prometheus.CounterVec
-	duration   *prometheus.HistogramVec
-	polls      prometheus.Counter
-	pollErrors prometheus.Counter
+	overdue    *vec[gauge]
+	outcomes   *vec[counter]
+	duration   *vec[histogram]
+	polls      *scalar
+	pollErrors *scalar
 }
 
 // followBuckets span a container restarted from a cached image (a second
@@ -58,27 +57,19 @@ func followReports() []struct{ reason, typ string } {
 
 func newFollowMetrics() followMetrics {
 	f := followMetrics{
-		overdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "podwatch_follow_overdue_pods",
-			Help: "Static pods whose last change is past --follow-deadline: not running it (reason StaticPodNotStarted) or not stopped (StaticPodNotStopped), by what the last poll (of the container runtime, or of the mirror pods alone) saw instead (cause).",
-		}, []string{"reason", "cause"}),
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podwatch_follow_outcomes_total",
-			Help: "What following the changes to the running pods reported, by reason (StaticPodStarted, StaticPodNotStarted and its repeats, StaticPodStopped, StaticPodNotStopped, StaticPodRestarting).",
-		}, []string{"reason"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "podwatch_follow_duration_seconds",
-			Help:    "Time from a change to StaticPodStarted (to the runtime's creation of the last sandbox or container it rests on) or to StaticPodStopped (to the poll that saw it).",
-			Buckets: followBuckets(),
-		}, []string{"reason"}),
-		polls: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "podwatch_follow_runtime_polls_total",
-			Help: "Polls of what the follower reads: the container runtime (one ListPodSandbox and one ListContainers each), or the mirror pods alone.",
-		}),
-		pollErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "podwatch_follow_runtime_poll_errors_total",
-			Help: "Polls that failed (of the container runtime, or of the mirror pods alone); changes are judged when it answers again.",
-		}),
+		overdue: newGaugeVec("podwatch_follow_overdue_pods",
+			"Static pods whose last change is past --follow-deadline: not running it (reason StaticPodNotStarted) or not stopped (StaticPodNotStopped), by what the last poll (of the container runtime, or of the mirror pods alone) saw instead (cause).",
+			"reason", "cause"),
+		outcomes: newCounterVec("podwatch_follow_outcomes_total",
+			"What following the changes to the running pods reported, by reason (StaticPodStarted, StaticPodNotStarted and its repeats, StaticPodStopped, StaticPodNotStopped, StaticPodRestarting).",
+			"reason"),
+		duration: newHistogramVec("podwatch_follow_duration_seconds",
+			"Time from a change to StaticPodStarted (to the runtime's creation of the last sandbox or container it rests on) or to StaticPodStopped (to the poll that saw it).",
+			followBuckets(), "reason"),
+		polls: newCounter("podwatch_follow_runtime_polls_total",
+			"Polls of what the follower reads: the container runtime (one ListPodSandbox and one ListContainers each), or the mirror pods alone."),
+		pollErrors: newCounter("podwatch_follow_runtime_poll_errors_total",
+			"Polls that failed (of the container runtime, or of the mirror pods alone); changes are judged when it answers again."),
 	}
 	for _, o := range followOverdue() {
 		f.overdue.WithLabelValues(o.Reason, string(o.Cause))
@@ -92,8 +83,8 @@ func newFollowMetrics() followMetrics {
 	return f
 }
 
-func (f followMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.overdue, f.outcomes, f.duration, f.polls, f.pollErrors}
+func (f followMetrics) collectors() []family {
+	return []family{f.overdue, f.outcomes, f.duration, f.polls, f.pollErrors}
 }
 
 // ErrFollowEnabled is returned by a second EnableFollow.
@@ -104,13 +95,11 @@ var ErrFollowEnabled = errors.New("metrics: follow metrics already enabled")
 // every pod running its change. Their labelled series start at 0. It can
 // be called once.
 func (m *Metrics) EnableFollow() error {
-	for _, c := range m.follow.collectors() {
-		if err := m.reg.Register(c); err != nil {
-			if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
-				return ErrFollowEnabled
-			}
-			return fmt.Errorf("metrics: enabling follow metrics: %w", err)
+	if err := m.reg.register(m.follow.collectors()...); err != nil {
+		if errors.Is(err, errAlreadyRegistered) {
+			return ErrFollowEnabled
 		}
+		return fmt.Errorf("metrics: enabling follow metrics: %w", err)
 	}
 	for _, r := range followReports() {
 		m.recorded.WithLabelValues(r.reason, r.typ)

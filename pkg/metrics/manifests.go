@@ -4,8 +4,6 @@ import (
 	"sync"
 
 	"github.com/podwatch/podwatch/pkg/types"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // manifestsCollector serves podwatch_manifests. It counts the entries of
@@ -13,15 +11,14 @@ import (
 // costs a map insert per manifest, and a change in a folder of thousands
 // must not pay it on its way to the event.
 type manifestsCollector struct {
-	desc  *prometheus.Desc
+	meta
 	mu    sync.Mutex
 	files []*types.File // the last snapshot's; snapshots are never modified
 }
 
 func newManifestsCollector() *manifestsCollector {
-	return &manifestsCollector{desc: prometheus.NewDesc("podwatch_manifests",
-		"Entries of the manifest path by state (valid, invalid, duplicate, unreadable, not_regular), as of the last snapshot.",
-		[]string{"state"}, nil)}
+	return &manifestsCollector{meta: meta{name: "podwatch_manifests", typ: typeGauge, labels: []string{"state"},
+		help: "Entries of the manifest path by state (valid, invalid, duplicate, unreadable, not_regular), as of the last snapshot."}}
 }
 
 func (c *manifestsCollector) observe(files []*types.File) {
@@ -30,15 +27,13 @@ func (c *manifestsCollector) observe(files []*types.File) {
 	c.mu.Unlock()
 }
 
-func (c *manifestsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *manifestsCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *manifestsCollector) collect(emit func(string, []string, float64)) {
 	c.mu.Lock()
 	files := c.files
 	c.mu.Unlock()
 	counts := countStates(files)
 	for i, st := range manifestStates() {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[i]), st)
+		emit("", c.pairs([]string{st}), float64(counts[i]))
 	}
 }
 

@@ -3,13 +3,12 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 
 	"github.com/podwatch/podwatch/pkg/types"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -69,20 +68,20 @@ type EventStats interface{ Stats() events.Stats }
 // Observe and Set methods do nothing on a nil *Metrics, so code paths and
 // tests without metrics need no checks.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg *registry
 
-	changes       *prometheus.CounterVec
-	claims        *prometheus.CounterVec
-	recorded      *prometheus.CounterVec
+	changes       *vec[counter]
+	claims        *vec[counter]
+	recorded      *vec[counter]
 	manifests     *manifestsCollector
-	listDuration  prometheus.Histogram
-	filesListed   prometheus.Gauge
-	watchUp       prometheus.Gauge
-	watchRestarts prometheus.Counter
-	watchBackoff  prometheus.Gauge
-	pathErr       prometheus.Gauge
-	disabled      prometheus.Gauge
-	persisted     prometheus.Gauge
+	listDuration  *histogramScalar
+	filesListed   *scalar
+	watchUp       *scalar
+	watchRestarts *scalar
+	watchBackoff  *scalar
+	pathErr       *scalar
+	disabled      *scalar
+	persisted     *scalar
 	relist        relistMetrics
 	follow        followMetrics // registered by EnableFollow
 
@@ -102,58 +101,35 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 	}
 	m := &Metrics{
 		clk: clk,
-		reg: prometheus.NewRegistry(),
-		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podwatch_static_pod_changes_total",
-			Help: "Static pod changes the kubelet will make, by op (ADD, UPDATE, REMOVE).",
-		}, []string{"op"}),
+		reg: newRegistry(),
+		changes: newCounterVec("podwatch_static_pod_changes_total",
+			"Static pod changes the kubelet will make, by op (ADD, UPDATE, REMOVE).", "op"),
 		claims: newClaimsCounter(),
-		recorded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podwatch_events_recorded_total",
-			Help: "Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
-		}, []string{"reason", "type"}),
+		recorded: newCounterVec("podwatch_events_recorded_total",
+			"Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
+			"reason", "type"),
 		manifests: newManifestsCollector(),
-		listDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "podwatch_list_duration_seconds",
-			Help:    "Time a full list of the manifest path took, reading changed files included.",
-			Buckets: listBuckets(),
-		}),
-		filesListed: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_files_listed",
-			Help: "Directory entries read by the last full list (1 for a single file, 0 when the path could not be listed).",
-		}),
-		watchUp: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_watch_up",
-			Help: "1 when changes to the manifest path are watched as they happen, 0 when only the periodic list sees them.",
-		}),
-		watchRestarts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "podwatch_watch_restarts_total",
-			Help: "Times the watch came back up after being seen down.",
-		}),
-		watchBackoff: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_watch_backoff_seconds",
-			Help: "Current delay of the watch's restart backoff; 0 when it has not failed recently.",
-		}),
-		pathErr: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_manifest_path_error",
-			Help: "1 when the manifest path is missing, unreadable or neither a directory nor a file; podwatch_manifests then shows what was last known.",
-		}),
-		persisted: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_state_persisted",
-			Help: "1 while the published state is saved in --state-dir as of the last change; 0 when the last save failed (it is retried) or podwatch runs in memory, and a restart would announce pods again.",
-		}),
-		disabled: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "podwatch_static_pods_disabled",
-			Help: "1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles.",
-		}),
+		listDuration: newHistogram("podwatch_list_duration_seconds",
+			"Time a full list of the manifest path took, reading changed files included.", listBuckets()),
+		filesListed: newGauge("podwatch_files_listed",
+			"Directory entries read by the last full list (1 for a single file, 0 when the path could not be listed)."),
+		watchUp: newGauge("podwatch_watch_up",
+			"1 when changes to the manifest path are watched as they happen, 0 when only the periodic list sees them."),
+		watchRestarts: newCounter("podwatch_watch_restarts_total",
+			"Times the watch came back up after being seen down."),
+		watchBackoff: newGauge("podwatch_watch_backoff_seconds",
+			"Current delay of the watch's restart backoff; 0 when it has not failed recently."),
+		pathErr: newGauge("podwatch_manifest_path_error",
+			"1 when the manifest path is missing, unreadable or neither a directory nor a file; podwatch_manifests then shows what was last known."),
+		persisted: newGauge("podwatch_state_persisted",
+			"1 while the published state is saved in --state-dir as of the last change; 0 when the last save failed (it is retried) or podwatch runs in memory, and a restart would announce pods again."),
+		disabled: newGauge("podwatch_static_pods_disabled",
+			"1 when the kubelet config turns static pods off (empty staticPodPath) and podwatch idles."),
 		relist: newRelistMetrics(),
 		follow: newFollowMetrics(),
 	}
-	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "podwatch_build_info",
-		Help:        "Always 1; labels say which podwatch build runs.",
-		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
-	})
+	buildInfo := newGauge("podwatch_build_info", "Always 1; labels say which podwatch build runs.",
+		"goversion", runtime.Version(), "version", version)
 	buildInfo.Set(1)
 	m.persisted.Set(1) // until a save fails or the state dir is unusable
 	// Every labelled counter has its series from the start, at 0, so an
@@ -165,11 +141,14 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 	for _, e := range recordedEvents() {
 		m.recorded.WithLabelValues(e.reason, e.typ)
 	}
-	m.reg.MustRegister(m.changes, m.claims, m.recorded, m.manifests, m.listDuration, m.filesListed,
-		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.MustRegister(m.relist.collectors()...)
+	fams := []family{m.changes, m.claims, m.recorded, m.manifests, m.listDuration, m.filesListed,
+		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo}
+	fams = append(fams, m.relist.collectors()...)
+	fams = append(fams, goFamilies()...)
+	fams = append(fams, processFamilies()...)
+	if err := m.reg.register(fams...); err != nil {
+		panic(err) // the names above are distinct: a programming error
+	}
 	return m
 }
 
@@ -180,8 +159,8 @@ var ErrEventStatsAdded = errors.New("metrics: event stats already added")
 // built after the metrics, which must already serve /readyz while it is).
 // It can be called once.
 func (m *Metrics) AddEventStats(ev EventStats) error {
-	if err := m.reg.Register(newEventsCollector(ev)); err != nil {
-		if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+	if err := m.reg.register((&eventsCollector{src: ev}).families()...); err != nil {
+		if errors.Is(err, errAlreadyRegistered) {
 			return ErrEventStatsAdded
 		}
 		return fmt.Errorf("metrics: adding event stats: %w", err)
@@ -189,8 +168,9 @@ func (m *Metrics) AddEventStats(ev EventStats) error {
 	return nil
 }
 
-// Registry is where the metrics live, for tests and for extra collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// WriteText writes every metric in Prometheus's text format, as /metrics
+// serves them.
+func (m *Metrics) WriteText(w io.Writer) error { return m.reg.write(w) }
 
 // ObserveSnapshot updates what a snapshot of the file source tells:
 // manifests by state, the list (when Relist), the watch, and readiness.

@@ -2,7 +2,9 @@ package metrics
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,11 +13,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/podwatch/podwatch/pkg/types"
-
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/events"
+	"github.com/podwatch/podwatch/pkg/types"
 )
 
 // fakeStats hands out whatever the test set; the collector must read it at
@@ -337,11 +339,8 @@ func TestMetricsLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.ObserveFollow(types.FollowObservation{Reports: []types.FollowReport{{Reason: types.ReasonStarted, Type: v1.EventTypeNormal, Took: time.Second}}})
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	mfs := testutil.GatherMetrics(t, m)
+	problems, err := promlint.NewWithMetricFamilies(slices.Collect(maps.Values(mfs))).Lint()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podwatch/podwatch/internal/testutil"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -56,10 +57,7 @@ func TestDocsNameTheMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.ObserveChanges([]types.Change{{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded}})
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := testutil.GatherMetrics(t, m)
 	documented := readmeMetrics(t)
 	for _, mf := range mfs {
 		name := mf.GetName()

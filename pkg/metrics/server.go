@@ -1,15 +1,16 @@
 package metrics
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // ErrListen wraps the failure to bind --metrics-bind-address.
@@ -72,11 +73,7 @@ func (s *Server) Listen() (net.Addr, error) {
 // Handler is the server's mux, for tests and embedding.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: maxScrapes,
-		Timeout:             scrapeTimeout,
-	}))
+	mux.Handle("GET /metrics", http.TimeoutHandler(s.metricsHandler(), scrapeTimeout, "scrape timed out\n"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeText(w, http.StatusOK, "ok")
 	})
@@ -89,6 +86,45 @@ func (s *Server) Handler() http.Handler {
 		writeText(w, code, why)
 	})
 	return mux
+}
+
+// metricsContentType is Prometheus's text format, version 0.0.4.
+const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// metricsHandler serves the metrics, at most maxScrapes at once (503
+// beyond), gzipped when the scraper accepts it, as Prometheus does.
+func (s *Server) metricsHandler() http.Handler {
+	slots := make(chan struct{}, maxScrapes)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		default:
+			http.Error(w, fmt.Sprintf("more than %d scrapes in flight", maxScrapes), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", metricsContentType)
+		var out io.Writer = w
+		if acceptsGzip(r) {
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			out = gz
+		}
+		if err := s.m.WriteText(out); err != nil {
+			s.log.Debug("metrics: scrape not written", "err", err)
+		}
+	})
+}
+
+// acceptsGzip says whether the request's Accept-Encoding names gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if enc, _, _ := strings.Cut(strings.TrimSpace(part), ";"); enc == "gzip" {
+			return true
+		}
+	}
+	return false
 }
 
 func writeText(w http.ResponseWriter, code int, body string) {
