@@ -201,19 +201,10 @@ func (s *Store) WriteBatch(_ context.Context, writes []events.Write) error {
 }
 
 func (s *Store) write(evs []*v1.Event) error {
-	var buf []byte
-	// What the store keeps of each Event: where in buf its record is.
-	put := make([]keyed, len(evs))
-	for i, ev := range evs {
+	for _, ev := range evs {
 		if ev == nil || ev.Name == "" {
 			return errors.New("store: write: event has no name")
 		}
-		start := len(buf)
-		var err error
-		if buf, err = appendRecord(buf, ev); err != nil {
-			return err
-		}
-		put[i] = keyed{eventKey(ev), entry{off: int64(start), size: int64(len(buf) - start), last: stamp(lastSeen(ev))}}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,13 +219,11 @@ func (s *Store) write(evs []*v1.Event) error {
 			return fmt.Errorf("store: write %s: rewrite %s after an earlier failed write: %w", describe(evs), s.path, err)
 		}
 	}
-	base := s.size
-	if err := s.append(buf); err != nil {
-		s.rewrite = true
-		return fmt.Errorf("store: write %s to %s: %w", describe(evs), s.path, err)
+	put, err := s.appendRecords(evs)
+	if err != nil {
+		return err
 	}
 	for _, k := range put {
-		k.e.off += base
 		putEntry(s.live, &s.liveBytes, k.key, k.e)
 	}
 	// Evicted Events are still in the log, where ReadEvents would list
@@ -245,28 +234,61 @@ func (s *Store) write(evs []*v1.Event) error {
 	return nil
 }
 
+// writeChunk is how much of a write's records is encoded before it is
+// written out: a batch of a thousand Events is a megabyte of records,
+// which need not be in memory at once on its way to the file.
+const writeChunk = 64 << 10
+
+// appendRecords writes the records of evs at the end of the verified data,
+// a chunk at a time, then flushes them with one fdatasync, and returns
+// where each one is. On failure it cuts the file back, so that a
+// half-written batch never ends up in the middle of the log where it would
+// read as corruption, and none of the batch counts as written. Call with
+// s.mu held.
+func (s *Store) appendRecords(evs []*v1.Event) ([]keyed, error) {
+	put := make([]keyed, len(evs))
+	buf := make([]byte, 0, writeChunk)
+	off := s.size // where buf starts in the file
+	fail := func(err error, wrote bool) ([]keyed, error) {
+		if wrote {
+			if terr := s.f.Truncate(s.size); terr != nil {
+				s.rewrite = true
+			}
+		}
+		return nil, err
+	}
+	wrote := false
+	for i, ev := range evs {
+		start := len(buf)
+		var err error
+		if buf, err = appendRecord(buf, ev); err != nil {
+			return fail(err, wrote)
+		}
+		put[i] = keyed{eventKey(ev), entry{off: off + int64(start), size: int64(len(buf) - start), last: stamp(lastSeen(ev))}}
+		if len(buf) >= writeChunk || i == len(evs)-1 {
+			wrote = true
+			if _, err := s.f.WriteAt(buf, off); err != nil {
+				s.rewrite = true
+				return fail(fmt.Errorf("store: write %s to %s: %w", describe(evs), s.path, err), wrote)
+			}
+			off += int64(len(buf))
+			buf = buf[:0]
+		}
+	}
+	if err := s.sync(s.f); err != nil {
+		s.rewrite = true
+		return fail(fmt.Errorf("store: write %s to %s: %w", describe(evs), s.path, err), wrote)
+	}
+	s.size = off
+	return put, nil
+}
+
 // describe names the Events of one write for an error message.
 func describe(evs []*v1.Event) string {
 	if len(evs) == 1 {
 		return "event " + eventKey(evs[0])
 	}
 	return fmt.Sprintf("%d events (first %s)", len(evs), eventKey(evs[0]))
-}
-
-// append writes records at the end of the verified data and flushes it.
-// On failure it cuts the file back, so that a half-written record never
-// ends up in the middle of the log where it would read as corruption.
-func (s *Store) append(line []byte) error {
-	if _, err := s.f.WriteAt(line, s.size); err != nil {
-		_ = s.f.Truncate(s.size)
-		return err
-	}
-	if err := s.sync(s.f); err != nil {
-		_ = s.f.Truncate(s.size)
-		return err
-	}
-	s.size += int64(len(line))
-	return nil
 }
 
 // Events returns the live Events not older than the TTL, oldest
