@@ -40,13 +40,13 @@ const (
 	CodeUnimplemented = 12
 )
 
-var codeNames = [...]string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
-	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
-
+// codeName is gRPC's name for a status code, as its errors print it.
 func codeName(c int) string {
-	if c >= 0 && c < len(codeNames) {
-		return codeNames[c]
+	names := [...]string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+		"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+		"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
+	if c >= 0 && c < len(names) {
+		return names[c]
 	}
 	return "Code(" + strconv.Itoa(c) + ")"
 }
