@@ -518,14 +518,20 @@ func (c *computation) add(key string, f *types.File) {
 		return
 	}
 	effect, maySkip := c.started(key, f)
-	c.emit(types.Change{
-		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
+	c.emit(addChange(key, f, v1.EventTypeNormal, c.startMessage(f, effect, maySkip),
+		fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)), maySkip))
+}
+
+// addChange is the ADD of key's pod from f, in the words given.
+func addChange(key string, f *types.File, typ, msg, detail string, maySkip bool) types.Change {
+	return types.Change{
+		Op: types.OpAdd, Type: typ, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
 		Pod: f.Pod, At: f.ChangedAt, MaySkip: maySkip,
 		ID:      changeID(key, types.OpAdd, f),
 		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: c.startMessage(f, effect, maySkip),
-		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), c.watchless(effect)),
-	})
+		Message: msg,
+		Detail:  detail,
+	}
 }
 
 // found says a pod found at a start with no published state: the kubelet

@@ -334,25 +334,12 @@ func (w *portWindow) shortFix(key string, pub PodState) bool {
 	c.ownPods()
 	delete(c.next.Pods, key)
 	rm := &types.Claim{ID: c.nextClaimID(), Op: types.OpRemove, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), MaySkip: true, Estimate: true}
-	c.portEmit(types.Change{
-		Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
-		ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, pub.identity(), ""),
-		Message: fmt.Sprintf("%s invalid for %s: the kubelet may have stopped the pod at a relist in that span, and starts it again at the fix; if its relist fell outside it, the kubelet may skip this restart",
-			fx.file, types.Span(fx.to.Sub(fx.from))),
-		Detail: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
-			key, c.race(fx)),
-	}, rm)
+	c.portEmit(c.spanRemove(key, fx, pub.identity()), rm)
 	c.next.Pods[key] = published(f)
 	effect := fmt.Sprintf("the kubelet starts it again if a relist of its stopped it while %s was invalid; if not, the pod ran on, and the kubelet may skip this restart", f.Name)
 	add := &types.Claim{ID: c.nextClaimID(), Op: types.OpAdd, At: types.ClaimAtWatch, Before: types.Bounded(0, 0), MaySkip: true, With: rm.ID}
-	c.portEmit(types.Change{
-		Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: f.ChangedAt, MaySkip: true,
-		ID:      changeID(key, types.OpAdd, f),
-		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: c.startMessage(f, effect, true),
-		Detail:  fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), effect),
-	}, add)
+	c.portEmit(addChange(key, f, v1.EventTypeNormal, c.startMessage(f, effect, true),
+		fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), effect), true), add)
 	return true
 }
 
@@ -669,14 +656,7 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 		msg = fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again, as a change to a valid manifest follows its empty relist", f.Name)
 		detail = fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, f.Name)
 	}
-	c.portEmit(types.Change{
-		Op: types.OpAdd, Type: typ, Reason: types.ReasonAdded, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: f.ChangedAt, MaySkip: cl.MaySkip,
-		ID:      changeID(key, types.OpAdd, f),
-		Key:     transition(types.ReasonAdded, f.Name, "", fileIdentity(f)),
-		Message: msg,
-		Detail:  detail,
-	}, cl)
+	c.portEmit(addChange(key, f, typ, msg, detail, cl.MaySkip), cl)
 }
 
 func (w *portWindow) update(key string, p PodState, f *types.File, said, to string, now bool) {

@@ -190,14 +190,7 @@ func (c *computation) shortInvalid(desired map[string]want) {
 		delete(c.next.Pods, key)
 		c.claimFresh()
 		c.cl.relist, c.cl.estimate = true, true // at a relist in the span, if at all
-		fx.removeID = c.emit(types.Change{
-			Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
-			ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, p.identity(), ""),
-			Message: fmt.Sprintf("%s invalid for %s: the kubelet may have stopped the pod at a relist in that span, and starts it again at the fix; if its relist fell outside it, the kubelet may skip this restart",
-				fx.file, types.Span(fx.to.Sub(fx.from))),
-			Detail: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
-				key, c.race(fx)),
-		})
+		fx.removeID = c.emit(c.spanRemove(key, fx, p.identity()))
 		c.kv.fixed[key] = fx
 	}
 }
@@ -221,4 +214,17 @@ func (c *computation) fixedUpdate(key string, f *types.File) string {
 		return ""
 	}
 	return fmt.Sprintf("the kubelet may stop the pod and start it again once (a race: %s; a relist within that span stopped the pod, and the fix starts it, in place of this update)", c.race(fx))
+}
+
+// spanRemove is the REMOVE of key's pod, running as identity, that a
+// relist of the kubelet's within fx, a short invalid span, may have made.
+func (c *computation) spanRemove(key string, fx fixedSpan, identity string) types.Change {
+	return types.Change{
+		Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: fx.file, At: fx.from, MaySkip: true,
+		ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, fx.file, identity, ""),
+		Message: fmt.Sprintf("%s invalid for %s: the kubelet may have stopped the pod at a relist in that span, and starts it again at the fix; if its relist fell outside it, the kubelet may skip this restart",
+			fx.file, types.Span(fx.to.Sub(fx.from))),
+		Detail: fmt.Sprintf("static pod %s removed: %s: the kubelet may have stopped the pod at a relist while the file was invalid, and started it again at the fix; if its relist fell outside that span, the kubelet may skip this restart",
+			key, c.race(fx)),
+	}
 }
