@@ -137,16 +137,9 @@ func TestEngineFuzz(t *testing.T) {
 	failed := 0
 	for i := range rounds {
 		seed := base + uint64(i)
-		res := &FuzzResult{}
-		found, runErr, out := reexec(t, fuzzSeedEnv, strconv.FormatUint(seed, 10), fuzzPrefix, res)
-		switch {
-		case !found:
+		res, ok := fuzzRound(t, seed)
+		if !ok {
 			failed++
-			t.Logf("seed %d: no result (%v)\n%s", seed, runErr, out)
-			continue
-		case res.Error != "":
-			failed++
-			t.Logf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
 			continue
 		}
 		if rec := res.Recording; rec != nil {

@@ -68,17 +68,12 @@ func TestPortFuzz(t *testing.T) {
 	failed := 0
 	for i := range rounds {
 		seed := base + uint64(i)
-		res := &FuzzResult{}
-		found, runErr, out := reexec(t, fuzzSeedEnv, strconv.FormatUint(seed, 10), fuzzPrefix, res)
+		res, ok := fuzzRound(t, seed)
+		if !ok {
+			failed++
+			continue
+		}
 		switch {
-		case !found:
-			failed++
-			t.Logf("seed %d: no result (%v)\n%s", seed, runErr, out)
-			continue
-		case res.Error != "":
-			failed++
-			t.Logf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
-			continue
 		case res.Capped:
 			capped++
 			t.Logf("seed %d: capped at %d ends, not judged; ops %q", seed, res.Ends, res.Ops)
@@ -119,4 +114,22 @@ func TestPortFuzz(t *testing.T) {
 	}
 	t.Logf("%d rounds from seed %d: %d ends explored in all, at most %d in one; %d capped; %d gave no result", rounds, base, ends, maxEnds, capped, failed)
 	t.Logf("over podwatch's snapshots: %d covered, %d not (seeds %v), %d capped, %d not covered with versions podwatch never read", bridged, len(uncovered), uncovered, bridgeCapped, blind)
+}
+
+// fuzzRound runs the round of seed in a child process and returns its
+// result; false, logged, when the child gave none or the round could not
+// be had.
+func fuzzRound(t *testing.T, seed uint64) (*FuzzResult, bool) {
+	t.Helper()
+	res := &FuzzResult{}
+	found, runErr, out := reexec(t, fuzzSeedEnv, strconv.FormatUint(seed, 10), fuzzPrefix, res)
+	switch {
+	case !found:
+		t.Logf("seed %d: no result (%v)\n%s", seed, runErr, out)
+		return nil, false
+	case res.Error != "":
+		t.Logf("seed %d: %s\nops: %q", seed, res.Error, res.Ops)
+		return nil, false
+	}
+	return res, true
 }
