@@ -559,9 +559,16 @@ func degradedUntilReleased(t *testing.T, root, bin, why string, release func()) 
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeReadable(t, dir, "a.yaml", manifestYAML("a", "nginx:1.29"))
 	p := startProcAgent(t, bin, dir, filepath.Join(root, "state"))
 	metrics := p.metricsURL()
+	// Written after the first list: one there before it is found at start
+	// (StaticPodFound), or added, as it was older or younger than the
+	// settle delay when the agent came up.
+	waitUntil(t, faultsWait, func() bool {
+		return strings.Contains(p.stderr.String(), `"msg":"first list of the manifests taken in"`)
+	},
+		func() string { return "no first list:\n" + p.stderr.String() })
+	writeReadable(t, dir, "a.yaml", manifestYAML("a", "nginx:1.29"))
 	p.waitEvent("StaticPodAdded", "a.yaml")
 	wd := p.waitEvent("WatchDegraded", "")
 	assertWarningNode(t, wd)
