@@ -107,10 +107,14 @@ func (c *computation) portTake(ps *portState) (view portView, unseen bool) {
 	snap := ps.withEvents(c.snap)
 	if !ps.again(snap) {
 		// A recheck hands the same snapshot again: its inputs are in.
+		if !ps.tl.Started() && snap.PathErr == nil {
+			ps.started = snap.Files
+		}
 		unseen = ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
 		ps.note(snap)
 		ps.tl.Add(snap)
 	}
+	ps.settleStart(snap, c.now, c.opts.SettleDelay)
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
 	return portView{ps: ps, e: e, inputs: inputs}, unseen

@@ -55,6 +55,9 @@ type portState struct {
 	// amendments (see amend.go): what podwatch said, not the kubelet.
 	said     map[string]saidRun
 	lateSeen time.Time
+	// started are the files of the list podwatch started with while the
+	// window still holds it, nil once folded (see settleStart).
+	started []*types.File
 	// last is the last snapshot taken in, which a recheck hands again.
 	last struct {
 		seq   uint64
@@ -87,7 +90,7 @@ func newPortState() *portState {
 
 func (ps *portState) clone() *portState {
 	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions), last: ps.last,
-		said: cloneSaid(ps.said), lateSeen: ps.lateSeen}
+		said: cloneSaid(ps.said), lateSeen: ps.lateSeen, started: ps.started}
 }
 
 // withEvents is s with the watch events that made it from the last
@@ -186,7 +189,29 @@ func (ps *portState) fileFor(s types.Snapshot, p model.Pod) *types.File {
 func (ps *portState) fold(e *model.Explored) {
 	ps.base.Absorb(e, ps.tl.Inputs())
 	ps.tl.Fold()
-	ps.versions = nil
+	ps.versions, ps.started = nil, nil
+}
+
+// settleStart takes the ways out of the start list's reads of files
+// that have settled since: unchanged from that list on, and complete or
+// quiet for the settle delay. Podwatch's first list reads files the
+// kubelet listed long before, and a file not known complete may have
+// been partly written when the kubelet read it; but a write after its
+// read is a watch event, on which the kubelet reads the file again, so
+// once the file is quiet the kubelet holds what podwatch read. Without
+// this every file of the folder is a way of its own until the window is
+// folded by force. Not while podwatch's watch is down or the kubelet's
+// is gone with the folder: then no event tells of the writes.
+func (ps *portState) settleStart(s types.Snapshot, now time.Time, settle time.Duration) {
+	if ps.started == nil || !s.Watch.Up || s.PathErr != nil || s.Single || ps.tl.Unwatched() {
+		return
+	}
+	ps.tl.NarrowFirstList(func(path string) bool {
+		name := filepath.Base(path)
+		was, f := lookup(ps.started, name), lookup(s.Files, name)
+		return was != nil && f != nil && f.ChangedAt.Equal(was.ChangedAt) &&
+			(f.Complete || !now.Before(f.ChangedAt.Add(settle)))
+	})
 }
 
 // pathIn is the path the kubelet reads name at, for a snapshot of s's
