@@ -40,13 +40,7 @@ func TestWriteBatchOneFlush(t *testing.T) {
 		t.Errorf("a batch of 100 took %d flushes, want 1", syncs)
 	}
 	evs[0].Count = 99 // the caller's Events are not shared
-	equalCounts(t, "after the batch", s.Events(), want)
-	closeStore(t, s)
-	got, err := ReadEvents(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	equalCounts(t, "read back", got, want)
+	storedAndReadBack(t, s, dir, want)
 }
 
 func TestWriteBatchFailsWhole(t *testing.T) {
@@ -120,13 +114,7 @@ func TestWriteBatchInChunks(t *testing.T) {
 	if syncs != 1 {
 		t.Errorf("a batch of %d chunks took %d flushes, want 1", records/writeChunk, syncs)
 	}
-	equalCounts(t, "after the batch", s.Events(), want)
-	closeStore(t, s)
-	got, err := ReadEvents(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	equalCounts(t, "read back", got, want)
+	storedAndReadBack(t, s, dir, want)
 }
 
 // An Event that cannot be encoded after chunks of its batch were written
@@ -155,4 +143,17 @@ func TestWriteBatchEncodeFailureAfterAChunk(t *testing.T) {
 	closeStore(t, s)
 	s2 := open(t, dir, Options{}, newClock())
 	equalCounts(t, "reopened", s2.Events(), map[string]int32{name(0): 1, name(1): 5})
+}
+
+// storedAndReadBack checks s holds want, then closes it and reads the
+// same back from dir.
+func storedAndReadBack(t *testing.T, s *Store, dir string, want map[string]int32) {
+	t.Helper()
+	equalCounts(t, "after the batch", s.Events(), want)
+	closeStore(t, s)
+	got, err := ReadEvents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalCounts(t, "read back", got, want)
 }
