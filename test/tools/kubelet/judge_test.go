@@ -568,9 +568,6 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		if len(sc.pods) > 1 {
 			r = p + ": " + r
 		}
-		if took := tookRE.FindString(msg); took != "" {
-			r += " (" + took + ")"
-		}
 		followed = append(followed, r)
 	}
 
@@ -825,9 +822,6 @@ func probeWatch(ctx context.Context, t *testing.T, k *kubelet.Kubelet, name stri
 // followTimeout bounds the wait, after the last settle, for podwatch's
 // follower to report what the sandboxes show; it polls every 200ms.
 const followTimeout = 30 * time.Second
-
-// tookRE finds the time a StaticPodStarted message gives.
-var tookRE = regexp.MustCompile(`[0-9.]+ ?m?s after it was written`)
 
 // lastFollow is what podwatch's follower said about the pod fullName since
 // podwatch last reported a change to it: the reason and message of its last
