@@ -55,6 +55,9 @@ type loop struct {
 	// them (the files written while they ran, what the folder held at the
 	// open); nil for one known by the phase alone.
 	kubeletSeen, pendingSeen *types.KubeletRelist
+	// seen is the last relist the detector recognised, on a phase or not:
+	// the one a period before the relist that makes the phase known.
+	seen *types.KubeletRelist
 
 	recheck clock.Timer // something waits to settle
 	// stepped: the first diff, of the restored state against the first
@@ -236,8 +239,11 @@ func (l *loop) lateSigns() [3]time.Time {
 // of phase, and raises a Node Warning when a known phase is lost.
 func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 	l.metrics.ObserveRelist(o)
-	prev := l.relist
+	prev, before := l.relist, l.seen
 	l.relist = o.Phase
+	if o.Relist != nil {
+		l.seen = o.Relist
+	}
 	if r := o.Relist; r != nil && r.Uneven {
 		l.uneven = r.At
 	}
@@ -257,8 +263,14 @@ func (l *loop) observeRelist(ctx context.Context, o types.RelistObservation) {
 			// any other (the kubelet's sync loop may not have it yet) and
 			// waits for relistLag like them; the one a period before it is
 			// behind the kubelet, and taken in at once, so that podwatch's
-			// own relist no longer stands in meanwhile.
+			// own relist no longer stands in meanwhile. When the detector
+			// saw it, what it saw goes with it: the snapshot it is taken in
+			// with is a later one, which cannot tell the diff what the
+			// folder held at its open.
 			l.kubeletRelist, l.kubeletSeen = last.Add(-o.Phase.Period), nil
+			if b := before; b != nil && b.At.Before(last) && abs(b.At.Sub(l.kubeletRelist)) <= l.relistTolerance {
+				l.kubeletRelist, l.kubeletSeen = b.At, b
+			}
 		}
 	}
 	p := o.Phase
