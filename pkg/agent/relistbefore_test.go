@@ -74,3 +74,19 @@ func TestLoopTheRelistBeforeThePhaseKnownKeepsWhatItListed(t *testing.T) {
 		t.Fatalf("the relist that found web.yaml gone: %s, want %s", got, want)
 	}
 }
+
+// A full read off the phase's grid (a backup tool's, podwatch's own first
+// list) is not the relist a period before: that one stands in as the phase
+// alone knows it.
+func TestLoopTheReadBeforeThePhaseKnownOffItsGrid(t *testing.T) {
+	f := newRelistFixture(t, 30*time.Millisecond)
+	ctx := context.Background()
+	last := time.Now()
+	listed := types.RelistRead{Listed: []string{"web.yaml"}}
+	f.p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: last.Add(-time.Second), Files: 1, RelistRead: listed}, Phase: types.RelistPhase{Why: "one full read seen"}})
+	known := types.RelistPhase{State: types.RelistKnown, Period: 2 * time.Second, Last: last, Next: last.Add(2 * time.Second)}
+	f.p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: last, Files: 1, OnPhase: true, RelistRead: listed}, Phase: known})
+	if want := last.Add(-2 * time.Second); !f.p.loop.kubeletRelist.Equal(want) || f.p.loop.kubeletSeen != nil {
+		t.Fatalf("standing in: the relist at %v seen as %+v, want the phase's %v with nothing seen", f.p.loop.kubeletRelist, f.p.loop.kubeletSeen, want)
+	}
+}
