@@ -40,6 +40,11 @@ type Claim struct {
 	// Capped: what podwatch cannot see had more outcomes than it explores;
 	// Before is then {0, unbounded}.
 	Capped bool `json:"capped,omitempty"`
+	// Folded: a busy folder made podwatch fold its window by force,
+	// keeping its own view of what the kubelet read and dropping other
+	// ways that held this pod otherwise; Before is then {0, unbounded},
+	// and MaySkip set where a dropped way does not make the change.
+	Folded bool `json:"folded,omitempty"`
 	// Amends lists the IDs of earlier changes this one widens (a sign that
 	// the kubelet's file source ran behind, seen after they were said):
 	// Before is then what holds on the way to each of them.

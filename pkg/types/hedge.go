@@ -18,8 +18,18 @@ func (c *Claim) Hedge() string {
 	}
 	var parts []string
 	if more := c.Before.words(); more != "" {
+		var notes []string
+		switch {
+		case c.Capped:
+			notes = append(notes, "more ways than podwatch follows")
+		case c.Folded:
+			notes = append(notes, "the folder changed faster than podwatch follows every way")
+		}
 		if via := viaWords(c.Via); via != "" {
-			more += " (" + via + ")"
+			notes = append(notes, via)
+		}
+		if len(notes) > 0 {
+			more += " (" + strings.Join(notes, "; ") + ")"
 		}
 		parts = append(parts, more)
 	}
