@@ -153,8 +153,9 @@ func (c *computation) portChanges(w *portWindow) {
 		// A busy folder, where some way always differs or some change
 		// always waits: podwatch's own view stands for the others from
 		// here, so that a step costs what the window holds, not what
-		// the folder went through.
-		ps.fold(e)
+		// the folder went through. The keys the dropped ways held
+		// otherwise are marked, and their next claims widened.
+		ps.foldForced(e)
 		return
 	}
 	for id := range c.next.Pending {
@@ -338,10 +339,14 @@ func (w *portWindow) shortFix(key string, pub PodState) bool {
 	c.ownPods()
 	delete(c.next.Pods, key)
 	rm := &types.Claim{ID: c.nextClaimID(), Op: types.OpRemove, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), MaySkip: true, Estimate: true}
+	folded := w.ps.claimFolded(key, "", w.e.Part(key) != nil, rm)
 	c.portEmit(c.spanRemove(key, fx, pub.identity()), rm)
 	c.next.Pods[key] = published(f)
 	effect := fmt.Sprintf("the kubelet starts it again if a relist of its stopped it while %s was invalid; if not, the pod ran on, and the kubelet may skip this restart", f.Name)
 	add := &types.Claim{ID: c.nextClaimID(), Op: types.OpAdd, At: types.ClaimAtWatch, Before: types.Bounded(0, 0), MaySkip: true, With: rm.ID}
+	if folded {
+		add.Before, add.Folded = types.Range{Min: 0}, true // all or nothing with rm
+	}
 	c.portEmit(addChange(key, f, v1.EventTypeNormal, c.startMessage(f, effect, true),
 		fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), effect), true), add)
 	return true
@@ -376,7 +381,8 @@ func pathBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Claim {
 	c := w.c
 	cl := &types.Claim{ID: c.nextClaimID(), Op: op, At: types.ClaimAtWatch, Before: types.Bounded(0, 0)}
-	if part := w.e.Part(key); part != nil {
+	part := w.e.Part(key)
+	if part != nil {
 		var elsewhere int
 		cl.Before, cl.MaySkip, elsewhere = portSpan(part, key, said, to)
 		if elsewhere > 0 {
@@ -386,6 +392,7 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 			cl.Before, cl.Capped = types.Range{Min: 0}, true
 		}
 	}
+	w.ps.claimFolded(key, to, part != nil, cl)
 	if cl.Before.Max == nil || *cl.Before.Max > 0 {
 		cl.Via = w.via(key, said, to)
 	}

@@ -55,6 +55,9 @@ type portState struct {
 	// amendments (see amend.go): what podwatch said, not the kubelet.
 	said     map[string]saidRun
 	lateSeen time.Time
+	// folded marks the keys a forced fold dropped ways of, with the pods
+	// those ways ran, nil when unknown (see portfold.go).
+	folded map[string][]string
 	// started are the files of the list podwatch started with while the
 	// window still holds it, nil once folded (see settleStart).
 	started []*types.File
@@ -90,7 +93,7 @@ func newPortState() *portState {
 
 func (ps *portState) clone() *portState {
 	return &portState{base: ps.base.Clone(), tl: ps.tl.Clone(), versions: maps.Clone(ps.versions), last: ps.last,
-		said: cloneSaid(ps.said), lateSeen: ps.lateSeen, started: ps.started}
+		said: cloneSaid(ps.said), lateSeen: ps.lateSeen, started: ps.started, folded: maps.Clone(ps.folded)}
 }
 
 // withEvents is s with the watch events that made it from the last
@@ -187,6 +190,7 @@ func (ps *portState) fileFor(s types.Snapshot, p model.Pod) *types.File {
 // fold takes the window into the base as e, its exploration, found
 // podwatch's own view.
 func (ps *portState) fold(e *model.Explored) {
+	ps.refold(e, ps.tl.Inputs())
 	ps.base.Absorb(e, ps.tl.Inputs())
 	ps.tl.Fold()
 	ps.versions, ps.started = nil, nil
