@@ -49,3 +49,31 @@ func claimLabels(c *types.Claim) (op, before, maySkip string) {
 	}
 	return op, before, maySkip
 }
+
+// Label values of podwatch_claims_widened_total's why.
+const (
+	widenedCapped = "capped"
+	widenedFolded = "folded"
+)
+
+func newWidenedCounter() *vec[counter] {
+	c := newCounterVec("podwatch_claims_widened_total",
+		"Claims widened to allow any number of restarts on the way because podwatch followed only some of the ways the kubelet may have gone, by why: capped (more ways than it explores) or folded (a busy folder made it keep only its own view).",
+		"why")
+	for _, why := range []string{widenedCapped, widenedFolded} {
+		c.WithLabelValues(why)
+	}
+	return c
+}
+
+// widenedWhy are the why labels c counts under: none, one or both.
+func widenedWhy(c *types.Claim) []string {
+	var out []string
+	if c.Capped {
+		out = append(out, widenedCapped)
+	}
+	if c.Folded {
+		out = append(out, widenedFolded)
+	}
+	return out
+}

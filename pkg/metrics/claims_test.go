@@ -41,3 +41,28 @@ func TestClaimsCounted(t *testing.T) {
 		}
 	}
 }
+
+// A claim widened because podwatch followed only some ways is counted
+// under each why it carries; a claim with neither counts under none.
+func TestWidenedClaimsCounted(t *testing.T) {
+	m := New("dev", nil)
+	tg := serve(t, m)
+	for _, why := range []string{"capped", "folded"} {
+		if got := value(tg.scrape(), "podwatch_claims_widened_total", "why", why); got != 0 {
+			t.Fatalf("%s before any claim = %v, want 0 (-1: no series)", why, got)
+		}
+	}
+	unbounded := types.Range{Min: 0}
+	m.ObserveChanges([]types.Change{
+		{Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Claim: &types.Claim{ID: 1, Op: types.OpUpdate, Before: unbounded, Capped: true}},
+		{Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Claim: &types.Claim{ID: 2, Op: types.OpUpdate, Before: unbounded, Folded: true}},
+		{Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Claim: &types.Claim{ID: 3, Op: types.OpRemove, Before: unbounded, MaySkip: true, Folded: true}},
+		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded, Claim: &types.Claim{ID: 4, Op: types.OpAdd, Before: unbounded}},
+	})
+	mfs := tg.scrape()
+	for why, want := range map[string]float64{"capped": 1, "folded": 2} {
+		if got := value(mfs, "podwatch_claims_widened_total", "why", why); got != want {
+			t.Errorf("widened{why=%s} = %v, want %v", why, got, want)
+		}
+	}
+}

@@ -72,6 +72,7 @@ type Metrics struct {
 
 	changes       *vec[counter]
 	claims        *vec[counter]
+	widened       *vec[counter]
 	recorded      *vec[counter]
 	manifests     *manifestsCollector
 	listDuration  *histogramScalar
@@ -104,7 +105,8 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 		reg: newRegistry(),
 		changes: newCounterVec("podwatch_static_pod_changes_total",
 			"Static pod changes the kubelet will make, by op (ADD, UPDATE, REMOVE).", "op"),
-		claims: newClaimsCounter(),
+		claims:  newClaimsCounter(),
+		widened: newWidenedCounter(),
 		recorded: newCounterVec("podwatch_events_recorded_total",
 			"Occurrences recorded as Kubernetes Events (changes and problems), by reason and type, before compression.",
 			"reason", "type"),
@@ -141,7 +143,7 @@ func New(version string, clk clock.PassiveClock) *Metrics {
 	for _, e := range recordedEvents() {
 		m.recorded.WithLabelValues(e.reason, e.typ)
 	}
-	fams := []family{m.changes, m.claims, m.recorded, m.manifests, m.listDuration, m.filesListed,
+	fams := []family{m.changes, m.claims, m.widened, m.recorded, m.manifests, m.listDuration, m.filesListed,
 		m.watchUp, m.watchRestarts, m.watchBackoff, m.pathErr, m.disabled, m.persisted, buildInfo}
 	fams = append(fams, m.relist.collectors()...)
 	fams = append(fams, goFamilies()...)
@@ -213,6 +215,9 @@ func (m *Metrics) ObserveChanges(changes []types.Change) {
 		}
 		if ch.Claim != nil {
 			m.claims.WithLabelValues(claimLabels(ch.Claim)).Inc()
+			for _, why := range widenedWhy(ch.Claim) {
+				m.widened.WithLabelValues(why).Inc()
+			}
 		}
 		m.recorded.WithLabelValues(ch.Reason, ch.Type).Inc()
 	}
