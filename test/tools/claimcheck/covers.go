@@ -30,13 +30,15 @@ type Said struct {
 	// ID and With: a change whose With is the ID of the change just before
 	// it is all-or-nothing with that one.
 	ID, With uint64
-	// Capped: the claim was capped (Before is then {0, null}).
-	Capped bool
+	// Capped: the claim was capped (Before is then {0, null}); Folded:
+	// widened after a forced fold of podwatch's window (Before {0, null},
+	// MaySkip where a dropped way does not make the change).
+	Capped, Folded bool
 }
 
 // FromClaim is c in Covers's terms.
 func FromClaim(c types.Claim) Said {
-	s := Said{Op: string(c.Op), Min: c.Before.Min, Max: Unbounded, MaySkip: c.MaySkip, After: c.After.Max, ID: c.ID, With: c.With, Capped: c.Capped}
+	s := Said{Op: string(c.Op), Min: c.Before.Min, Max: Unbounded, MaySkip: c.MaySkip, After: c.After.Max, ID: c.ID, With: c.With, Capped: c.Capped, Folded: c.Folded}
 	if c.Before.Max != nil {
 		s.Max = *c.Before.Max
 	}
@@ -73,6 +75,9 @@ func (s Said) String() string {
 	}
 	if s.Capped {
 		b.WriteString(" capped")
+	}
+	if s.Folded {
+		b.WriteString(" folded")
 	}
 	return b.String()
 }

@@ -40,9 +40,11 @@ type EngineResult struct {
 	Relists string `json:"relists"`
 	Covered bool   `json:"covered"`
 	// Claims counts the pod changes said, Capped those of them whose
-	// claim was capped, Pods the pods judged.
+	// claim was capped, Folded those widened after a forced fold of the
+	// window, Pods the pods judged.
 	Claims int `json:"claims"`
 	Capped int `json:"capped"`
+	Folded int `json:"folded"`
 	Pods   int `json:"pods"`
 	// Uncovered is, per pod not covered, what podwatch said and what the
 	// kubelet did.
@@ -150,7 +152,7 @@ func engineVerdicts(snaps []ptypes.Snapshot, relists []RelistSpan, dir string, p
 			if seen {
 				res.Relists = "seen"
 			}
-			res.Claims, res.Capped, res.Error = stats.claims, stats.capped, stats.err
+			res.Claims, res.Capped, res.Folded, res.Error = stats.claims, stats.capped, stats.folded, stats.err
 			out = append(out, res)
 		}
 	}
@@ -158,9 +160,9 @@ func engineVerdicts(snaps []ptypes.Snapshot, relists []RelistSpan, dir string, p
 }
 
 type replayStats struct {
-	claims, capped int
-	err            string
-	debug          []string
+	claims, capped, folded int
+	err                    string
+	debug                  []string
 	// published is, per pod of the round, the image of the pod the
 	// engine published last.
 	published map[string]string
@@ -243,6 +245,9 @@ func replayEngine(snaps []ptypes.Snapshot, relists []RelistSpan, opts diff.Optio
 				stats.claims++
 				if s.Capped {
 					stats.capped++
+				}
+				if s.Folded {
+					stats.folded++
 				}
 			case ch.Reason == ptypes.ReasonMayHaveRestarted:
 				claimcheck.Amend(said[key], ch.Claim.Amends)

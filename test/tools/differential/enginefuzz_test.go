@@ -109,6 +109,7 @@ func hog(t *testing.T, n int) {
 type engineTally struct {
 	covered, uncovered, errs int
 	claims, capped, cappedIn int
+	folded, foldedIn         int
 	width, unbounded         int
 	// misses counts the pods missed by which way (claimcheck.Miss), and
 	// "end" for a pod that ends elsewhere.
@@ -163,6 +164,10 @@ func TestEngineFuzz(t *testing.T) {
 			if e.Capped > 0 {
 				tl.cappedIn++
 			}
+			tl.folded += e.Folded
+			if e.Folded > 0 {
+				tl.foldedIn++
+			}
 			tl.width = max(tl.width, e.Width)
 			tl.unbounded += e.Unbounded
 			report := t.Logf
@@ -214,8 +219,8 @@ func TestEngineFuzz(t *testing.T) {
 	fmt.Fprintf(&b, "%d rounds from seed %d (%d gave no result, settle %v, hog %s):", rounds, base, failed, fuzzSettle(), os.Getenv(engineHogEnv))
 	for _, name := range names {
 		tl := tallies[name]
-		fmt.Fprintf(&b, "\n  %-18s covered %d, uncovered %d %v, errors %d; %d claims, %d capped (in %d rounds), widest bounded %d, %d unbounded",
-			name, tl.covered, tl.uncovered, tl.seeds, tl.errs, tl.claims, tl.capped, tl.cappedIn, tl.width, tl.unbounded)
+		fmt.Fprintf(&b, "\n  %-18s covered %d, uncovered %d %v, errors %d; %d claims, %d capped (in %d rounds), %d folded (in %d rounds), widest bounded %d, %d unbounded",
+			name, tl.covered, tl.uncovered, tl.seeds, tl.errs, tl.claims, tl.capped, tl.cappedIn, tl.folded, tl.foldedIn, tl.width, tl.unbounded)
 		if len(tl.misses) > 0 {
 			fmt.Fprintf(&b, "\n    pods missed: %d with more restarts than said, %d with fewer, %d otherwise, %d ending elsewhere",
 				tl.misses["more"], tl.misses["fewer"], tl.misses["other"], tl.misses["end"])

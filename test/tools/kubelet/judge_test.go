@@ -598,6 +598,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		r.widths.behind += cw.behind
 		r.widths.amended += cw.amended
 		r.widths.capped += cw.capped
+		r.widths.folded += cw.folded
 	}
 	for _, p := range sc.pods {
 		if !covers(said[p], loop[p]) {

@@ -64,3 +64,35 @@ func TestNullEverywhereFails(t *testing.T) {
 		t.Errorf("widthSummary lacks a scenario:\n%s", s)
 	}
 }
+
+// An unbounded claim is counted by why it has no bound: capped, folded
+// (a forced fold of podwatch's window), or else said behind.
+func TestClaimWidthsTellWhy(t *testing.T) {
+	var evs []v1.Event
+	for i, c := range []types.Claim{
+		{Op: types.OpUpdate, Capped: true},
+		{Op: types.OpUpdate, Folded: true, MaySkip: true},
+		{Op: types.OpUpdate},
+		{Op: types.OpUpdate, Before: types.Bounded(0, 2)},
+	} {
+		c.ID = uint64(i + 1)
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, v1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i), Annotations: map[string]string{events.AnnotationClaim: string(raw)}},
+			InvolvedObject: v1.ObjectReference{Kind: types.KindPod, Namespace: "default", Name: "web-node"},
+			Reason:         types.ReasonUpdated,
+			Count:          1,
+		})
+	}
+	w := claimWidths(evs, "default/web-node")
+	if w.capped != 1 || w.folded != 1 || w.behind != 1 || len(w.bounded) != 1 || w.bounded[0] != 2 {
+		t.Errorf("read as %+v, want one each of capped, folded, behind, and one bounded of width 2", w)
+	}
+	s := widthSummary([]result{{name: "a", family: "a", agree: true, widths: w}})
+	if !strings.Contains(s, "folded") {
+		t.Errorf("widthSummary has no folded column:\n%s", s)
+	}
+}

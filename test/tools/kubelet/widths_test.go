@@ -20,11 +20,13 @@ import (
 // before.min of each change with a bound, and how many had none, by why.
 // A claim without a bound is one podwatch said with its file source seen
 // behind (behind), widened afterwards by a StaticPodMayHaveRestarted for
-// the same sign (amended), or past the exploration's cap (capped); the
-// issue allows a wider claim only with a sign of a late file source.
+// the same sign (amended), past the exploration's cap (capped), or after
+// a forced fold of podwatch's window dropped ways that held the pod
+// otherwise (folded); the issue allows a wider claim only with a sign of
+// a late file source.
 type widths struct {
-	bounded                 []int
-	behind, amended, capped int
+	bounded                         []int
+	behind, amended, capped, folded int
 	// unsigned counts the unbounded ones of runs whose kubelet log shows
 	// no late file source (result.lateSource); summed over runs only.
 	unsigned int
@@ -64,6 +66,8 @@ func claimWidths(evs []v1.Event, fullName string) widths {
 		switch {
 		case c.Capped:
 			w.capped++
+		case c.Folded:
+			w.folded++
 		case c.Before.Max != nil:
 			w.bounded = append(w.bounded, *c.Before.Max-c.Before.Min)
 		default:
@@ -91,14 +95,15 @@ func widthSummary(results []result) string {
 		a.behind += r.widths.behind
 		a.amended += r.widths.amended
 		a.capped += r.widths.capped
+		a.folded += r.widths.folded
 		if !r.lateSource {
-			a.unsigned += r.widths.behind + r.widths.amended + r.widths.capped
+			a.unsigned += r.widths.behind + r.widths.amended + r.widths.capped + r.widths.folded
 		}
 	}
 	slices.Sort(order)
 	var b bytes.Buffer
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "scenario\tbounded claims\tmedian width\tworst width\tunbounded: said behind\tamended\tcapped\tof them in runs the kubelet's log shows no late source")
+	fmt.Fprintln(w, "scenario\tbounded claims\tmedian width\tworst width\tunbounded: said behind\tamended\tcapped\tfolded\tof them in runs the kubelet's log shows no late source")
 	for _, f := range order {
 		a := all[f]
 		med, worst := "-", "-"
@@ -106,7 +111,7 @@ func widthSummary(results []result) string {
 			slices.Sort(a.bounded)
 			med, worst = fmt.Sprint(a.bounded[(n-1)/2]), fmt.Sprint(a.bounded[n-1])
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\n", f, len(a.bounded), med, worst, a.behind, a.amended, a.capped, a.unsigned)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", f, len(a.bounded), med, worst, a.behind, a.amended, a.capped, a.folded, a.unsigned)
 	}
 	w.Flush()
 	return b.String()
@@ -140,7 +145,7 @@ func untight(results []result) string {
 			continue
 		}
 		w := r.widths
-		n := w.behind + w.amended + w.capped
+		n := w.behind + w.amended + w.capped + w.folded
 		claims += len(w.bounded) + n
 		unbounded += n
 	}
