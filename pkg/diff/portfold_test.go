@@ -1,11 +1,13 @@
 package diff
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/podwatch/podwatch/pkg/model"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -39,7 +41,9 @@ func TestPortForcedFoldWidensWhatItDropped(t *testing.T) {
 		return chs
 	}
 	web1, y1 := valid("web.yaml", pod("web", "img:1"), t0), valid("y.yaml", pod("y", "img:1"), t0)
-	x := func(i int) types.File { return valid("x.yaml", pod("x", fmt.Sprintf("img:%d", i)), at(time.Duration(10*i))) }
+	x := func(i int) types.File {
+		return valid("x.yaml", pod("x", fmt.Sprintf("img:%d", i)), at(time.Duration(10*i)))
+	}
 	if ops := podOps(step(0, nil, web1, x(0), y1)); ops != "ADD web.yaml, ADD x.yaml, ADD y.yaml" {
 		t.Fatalf("the list: %q", ops)
 	}
@@ -115,5 +119,41 @@ func TestPortCapIsReached(t *testing.T) {
 	}
 	if h := cl.Hedge(); !strings.Contains(h, "more ways than podwatch follows") {
 		t.Errorf("a capped claim's hedge %q does not say why", h)
+	}
+}
+
+// A relist of the kubelet's that lists a file giving a pod whatever it
+// read replaces its file source's store: whatever way the kubelet was on,
+// it runs what the folder lists, so the window that holds it unmarks
+// every key as it folds. A relist that finds no valid file keeps the
+// store, and the marks; the key it touched is then marked with nothing
+// known of its dropped ways.
+func TestPortRelistUnmarksWhatAFoldDropped(t *testing.T) {
+	const key = "kube-system/web-node-1"
+	web := valid("web.yaml", pod("web", "img:1"), t0)
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("invalid"), ChangedAt: t0.Add(time.Second), Complete: true}
+	for _, tc := range []struct {
+		name   string
+		listed types.File
+		marked bool
+	}{
+		{"a valid file", web, false},
+		{"no valid file", bad, true},
+	} {
+		ps := newPortState()
+		s := snap(true, web)
+		s.Seq = 1
+		ps.tl.Add(s)
+		ps.fold(model.ExploreTouched(ps.base, ps.tl.Inputs(), portCap))
+		ps.folded = map[string][]string{key: {"an old pod"}}
+		next := snap(true, tc.listed)
+		next.Seq, next.Time, next.KubeletRelist = 2, t0.Add(30*time.Second), t0.Add(30*time.Second)
+		next.Events = []types.WatchEvent{}
+		ps.tl.Add(next)
+		ps.fold(model.ExploreTouched(ps.base, ps.tl.Inputs(), portCap))
+		runs, marked := ps.folded[key]
+		if marked != tc.marked || runs != nil {
+			t.Errorf("%s: marked %v with %q, want marked %v with nothing known", tc.name, marked, runs, tc.marked)
+		}
 	}
 }
