@@ -85,6 +85,9 @@ func said(chs []types.Change) string {
 		if cl.Capped {
 			s += " capped"
 		}
+		if cl.Folded {
+			s += " folded"
+		}
 		out = append(out, s)
 	}
 	return strings.Join(out, ", ")
