@@ -31,6 +31,13 @@ type Timeline struct {
 	started bool
 	relist  time.Time // the last kubelet relist taken in
 	events  int       // the inputs of the last snapshot's events
+	// from are the files as the window's start had them (the last
+	// snapshot's at the last fold), and taken counts the snapshots taken
+	// in: what a relist seen late, placed among the window's events,
+	// read of a file no input before it names, and which events are
+	// recent enough for the kubelet to take in after it (relistat.go).
+	from  files
+	taken int
 	// folder: a snapshot found the folder. unwatched: it went since,
 	// moved or deleted, and the kubelet's doWatch with it: fsnotify drops
 	// a watch whose folder goes, and the kubelet starts doWatch again only
@@ -75,10 +82,10 @@ func (t *Timeline) Add(s types.Snapshot) {
 		var open []int
 		for i := range s.Events {
 			if s.Events[i].Folded > 0 && !s.Events[i].Gone {
-				t.inputs = append(t.inputs, t.event(s, now, i, true))
+				t.inputs = append(t.inputs, t.stamped(t.event(s, now, i, true), s, now, i))
 				open = append(open, len(t.inputs)-1)
 			}
-			in := t.event(s, now, i, false)
+			in := t.stamped(t.event(s, now, i, false), s, now, i)
 			t.inputs = append(t.inputs, in)
 			if in.Event.Type == PodDelete {
 				continue
@@ -103,40 +110,10 @@ func (t *Timeline) Add(s types.Snapshot) {
 		t.relist = s.KubeletRelist
 	}
 	if s.KubeletRelist.After(t.relist) {
-		// The kubelet may take events in a while after podwatch: its
-		// relist may come before this snapshot's events and the last
-		// one's, still queued.
-		t.relist = s.KubeletRelist
-		in := Input{Relist: t.relisted(s, now), Early: events + t.events}
-		at := t.readBefore(s, from)
-		in.Early -= len(t.inputs) - at
-		t.inputs = slices.Insert(t.inputs, at, in)
-		for _, open := range t.open {
-			for j, k := range open {
-				if k >= at {
-					open[j]++
-				}
-			}
-		}
+		t.place(s, now)
 	}
 	t.files, t.started, t.events = now, true, events
-}
-
-// readBefore is where, among the inputs from from on (this snapshot's
-// events), the relist s reports goes in podwatch's own view: before the
-// first event of a file the detector saw the relist open before that
-// write (RelistRead.Written, not Before), else after them all.
-func (t *Timeline) readBefore(s types.Snapshot, from int) int {
-	for i := from; i < len(t.inputs); i++ {
-		if t.inputs[i].Event == nil {
-			continue
-		}
-		name := filepath.Base(t.inputs[i].Event.Path)
-		if slices.ContainsFunc(s.KubeletRelistRead.Written, func(w types.RelistWrite) bool { return w.Name == name && !w.Before }) {
-			return i
-		}
-	}
-	return len(t.inputs)
+	t.taken++
 }
 
 // lag is how many snapshots the kubelet may take events in behind

@@ -1,6 +1,9 @@
 package model
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Outcome is what one read of a file by the kubelet may have got: the pod
 // it decoded to, or why not (invalid, or fs.ErrNotExist when gone).
@@ -30,6 +33,12 @@ type Input struct {
 	// changed the store, which then sends all of it: what the part's keys
 	// hold in the store, the merge takes again.
 	push push
+	// seen is, for a watch event, when podwatch read the version it
+	// read of it (when it saw a going), and snap the snapshot it came in
+	// (Timeline.taken): what places a relist seen late among the events
+	// (relistat.go).
+	seen time.Time
+	snap int
 }
 
 // push is whether another part's event sends the store.

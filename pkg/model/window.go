@@ -229,7 +229,7 @@ func (t *Timeline) Clone() *Timeline {
 // files last seen and the last relist taken in stay, for the next Add.
 // The reads just folded can no longer be widened by a later snapshot.
 func (t *Timeline) Fold() {
-	t.inputs, t.open, t.events = nil, nil, 0
+	t.inputs, t.open, t.events, t.from = nil, nil, 0, t.files
 }
 
 // Started says a first snapshot was taken in.

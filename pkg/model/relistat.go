@@ -1,0 +1,295 @@
+package model
+
+import (
+	"errors"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// Where a relist of the kubelet's that podwatch saw late sits among the
+// window's events. The kubelet's file source takes its relists and its
+// watch events in one at a time, on one goroutine (sourceFile.run's
+// select): an event whose change came after the relist's folder open is
+// queued while listConfig runs, and taken in after it, whatever podwatch
+// read first. podwatch learns of the relist a while after it came (the
+// agent's lag), when the window may already hold later events, and places
+// it where the kubelet's relist fell: after every event of a change
+// before its folder open, before every event of one after it. The clocks
+// order podwatch's reads against the open as the detector dated it; the
+// detector's queue orders what clocks cannot (types.RelistRead): the
+// files written during the relist (Written), what the folder held at the
+// open (Listed) and what came after it (Came), and writes just before it
+// (Prior). The relist reads each file as it was at its place, or, for a
+// write during it that came before its open of the file, that write.
+// Where podwatch cannot tell, the exploration takes the other ways: the
+// relist may come before the recent events before it (Input.Early), and
+// its read of a file may be the content before them.
+
+// Again takes in a snapshot handed again (the same Seq): its events are
+// in already; only a relist of the kubelet's it reports for the first
+// time is new, and goes where it fell.
+func (t *Timeline) Again(s types.Snapshot) {
+	if t.started && s.KubeletRelist.After(t.relist) {
+		t.place(s, files(s.Files))
+	}
+}
+
+// ReadAfter says an event of the window was read after at: a relist
+// still to be taken in that opened the folder at at may come before it.
+func (t *Timeline) ReadAfter(at time.Time) bool {
+	return slices.ContainsFunc(t.inputs, func(in Input) bool { return in.Event != nil && in.seen.After(at) })
+}
+
+// stamped is in, the input of s's i-th event, with when podwatch read
+// the version it holds (or saw the name gone) and the snapshot it came in.
+func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
+	in.seen, in.snap = s.Time, t.taken
+	if f := now.get(s.Events[i].Name); f != nil && !s.Events[i].Gone && !f.ChangedAt.IsZero() {
+		in.seen = f.ChangedAt
+	}
+	return in
+}
+
+// place inserts the relist s reports where it fell among the window's
+// inputs, with what it read.
+func (t *Timeline) place(s types.Snapshot, now files) {
+	at, r := s.KubeletRelist, s.KubeletRelistRead
+	t.relist = at
+	// The kubelet's relists come in order: this one after every relist
+	// the window holds.
+	start := 0
+	for i := len(t.inputs) - 1; i >= 0; i-- {
+		if t.inputs[i].Relist != nil {
+			start = i + 1
+			break
+		}
+	}
+	after := t.afterRelist(start, at, r)
+	p := start
+	for i := start; i < len(t.inputs); i++ {
+		if !after[i] {
+			p = i + 1
+		}
+	}
+	// Events of the last two snapshots the kubelet may still have held
+	// queued when its relist began.
+	early := 0
+	for i := p - 1; i >= start && t.inputs[i].snap >= t.taken-1; i-- {
+		early++
+	}
+	in := Input{Relist: t.listing(s, now, start, p, early), Early: early}
+	t.inputs = slices.Insert(t.inputs, p, in)
+	for _, open := range t.open {
+		for j, k := range open {
+			if k >= p {
+				open[j]++
+			}
+		}
+	}
+}
+
+// afterRelist says, for each input from start on, that the relist
+// opening the folder at at came before it: a going of a name the folder
+// held after the open (listed then, come since, or read by podwatch
+// after it); a write during the relist (Written) and every event of the
+// name after it; and, by the clocks, a version podwatch read after the
+// open, but for the first one after a write the detector saw just before
+// it (Prior), and one that created a name the open listed.
+func (t *Timeline) afterRelist(start int, at time.Time, r types.RelistRead) []bool {
+	after := make([]bool, len(t.inputs))
+	listed := func(name string) bool { _, ok := slices.BinarySearch(r.Listed, name); return ok }
+	came := func(name string) bool { _, ok := slices.BinarySearch(r.Came, name); return ok }
+	written := map[string]int{}
+	for _, w := range r.Written {
+		if i := t.writeOf(start, w, at); i >= 0 {
+			written[w.Name] = i
+		}
+	}
+	prior := map[string]bool{}
+	readAfter := map[string]bool{}
+	for i := start; i < len(t.inputs); i++ {
+		e := t.inputs[i].Event
+		if e == nil {
+			continue
+		}
+		name := filepath.Base(e.Path)
+		seen := t.inputs[i].seen
+		if e.Type == PodDelete {
+			after[i] = listed(name) || came(name) || readAfter[name]
+			continue
+		}
+		if seen.After(at) {
+			readAfter[name] = true
+		}
+		if w, ok := written[name]; ok && i >= w {
+			after[i] = true
+			continue
+		}
+		if j := slices.IndexFunc(r.Prior, func(p types.PriorWrite) bool { return p.Name == name }); j >= 0 && seen.After(r.Prior[j].Since) && !prior[name] {
+			prior[name] = true // the write just before the open: the relist read it
+			continue
+		}
+		first := !slices.ContainsFunc(t.inputs[start:i], func(x Input) bool { return x.Event != nil && x.Event.Path == e.Path })
+		switch {
+		case len(r.Listed) > 0 && first && t.lastBefore(i, e.Path) == nil && listed(name):
+			// Created before the open, which listed it.
+		case len(r.Listed) > 0 && !listed(name) && !t.heldBefore(i, e.Path):
+			after[i] = true // created after the open, which did not list it
+		default:
+			after[i] = seen.After(at)
+		}
+	}
+	return after
+}
+
+// writeOf is the input of the write w names, as podwatch read it: the
+// first of its name read after w.Since when the detector bounds it, else
+// the first read after the open at at, else the last read before it
+// (the detector dates a relist by the batch it read the open in, which
+// may hold the write too); -1 for none.
+func (t *Timeline) writeOf(start int, w types.RelistWrite, at time.Time) int {
+	last := -1
+	for i := start; i < len(t.inputs); i++ {
+		in := t.inputs[i]
+		if in.Event == nil || in.Event.Type == PodDelete || filepath.Base(in.Event.Path) != w.Name {
+			continue
+		}
+		switch {
+		case !w.Since.IsZero():
+			if in.seen.After(w.Since) {
+				return i
+			}
+		case in.seen.After(at):
+			return i
+		default:
+			last = i
+		}
+	}
+	return last
+}
+
+// lastBefore is the input before i that last says what path holds: its
+// last event, or the window's relist that listed it; nil for none.
+func (t *Timeline) lastBefore(i int, path string) *Input {
+	for j := i - 1; j >= 0; j-- {
+		in := &t.inputs[j]
+		if in.Event != nil && in.Event.Path == path {
+			return in
+		}
+		if in.Relist != nil {
+			return in
+		}
+	}
+	return nil
+}
+
+// heldBefore says the folder held path before input i, as the window's
+// start or an input before i has it.
+func (t *Timeline) heldBefore(i int, path string) bool {
+	o := t.readsBefore(i, path)
+	return len(o) > 0 && !errors.Is(o[0].Err, fs.ErrNotExist)
+}
+
+// readsBefore are the outcomes a read of path just before input i may
+// have had, podwatch's own view first: its last event's reads, the
+// window's relist's, or the window's start's file.
+func (t *Timeline) readsBefore(i int, path string) []Outcome {
+	in := t.lastBefore(i, path)
+	switch {
+	case in == nil:
+		return []Outcome{view(t.from.get(filepath.Base(path)), path)}
+	case in.Event != nil && in.Event.Type == PodDelete:
+		return []Outcome{{Err: fs.ErrNotExist}}
+	case in.Event != nil:
+		return in.Reads
+	}
+	for _, f := range in.Relist.Files {
+		if f.Path == path {
+			return f.Reads
+		}
+	}
+	return []Outcome{{Err: fs.ErrNotExist}}
+}
+
+// listing is the folder as the relist placed at p read it: each name as
+// the inputs before p left it, or a write during the relist that came
+// before its open of the file; the content before the early inputs too.
+func (t *Timeline) listing(s types.Snapshot, now files, start, p, early int) *Listing {
+	if errors.Is(s.PathErr, fs.ErrNotExist) {
+		// Gone now: podwatch's own view is that the relist found it gone.
+		return &Listing{Missing: true}
+	}
+	r := s.KubeletRelistRead
+	names := map[string]EntryKind{}
+	for _, fs := range []files{t.from, t.files, now} {
+		for _, f := range fs {
+			names[f.Name] = kindOf(f)
+		}
+	}
+	for _, in := range t.inputs {
+		if in.Event != nil && in.Event.Type != PodDelete {
+			if _, ok := names[filepath.Base(in.Event.Path)]; !ok {
+				names[filepath.Base(in.Event.Path)] = EntryRegular
+			}
+		}
+	}
+	l := &Listing{}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		kind := names[name]
+		if _, ok := slices.BinarySearch(r.Listed, name); len(r.Listed) > 0 && kind == EntryRegular && !ok {
+			continue // not in the folder at the open: never read
+		}
+		path := pathOf(s, name)
+		ls := Listed{Entry: Entry{Path: path, Kind: kind}}
+		switch {
+		case kind != EntryRegular:
+		case t.unwatched:
+			// No event tells of the writes since the last snapshot: the
+			// relist read the file as either snapshot has it.
+			ls.Reads = t.listed(path, kind, now.get(name), t.files.get(name)).Reads
+		default:
+			ls.Reads = t.readAt(path, start, p, early, r)
+		}
+		l.Files = append(l.Files, ls)
+	}
+	return l
+}
+
+// readAt are the outcomes of the relist's read of path, placed at p:
+// podwatch's own view first.
+func (t *Timeline) readAt(path string, start, p, early int, r types.RelistRead) []Outcome {
+	var out []Outcome
+	add := func(os ...Outcome) {
+		for _, o := range os {
+			if !slices.ContainsFunc(out, o.same) {
+				out = append(out, o)
+			}
+		}
+	}
+	name := filepath.Base(path)
+	if i := slices.IndexFunc(r.Written, func(w types.RelistWrite) bool { return w.Name == name && w.Before }); i >= 0 {
+		// Written after the folder open and before the relist opened
+		// the file: it read that write (or, written after its open too,
+		// the one before, or a part).
+		if j := t.writeOf(start, r.Written[i], t.relist); j >= p {
+			add(t.inputs[j].Reads[0])
+			if r.Written[i].After {
+				add(t.readsBefore(p, path)...)
+				add(Outcome{Err: ErrUnread})
+			}
+			return out
+		}
+	}
+	add(t.readsBefore(p, path)...)
+	for i := max(p-early, start); i < p; i++ {
+		if e := t.inputs[i].Event; e != nil && e.Path == path {
+			add(t.readsBefore(i, path)...)
+		}
+	}
+	return out
+}
