@@ -36,6 +36,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
 		c.window, unseen = c.portTake(ps)
 	}
+	invalidFrom := pendingInvalid(c.next.Pending)
 	names, _, incremental := c.incrementalPlan(prev.base)
 	if incremental {
 		// Only the named files can have a problem of their own new, and
@@ -48,7 +49,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	}
 	first := len(c.changes)
 	if c.window.ps != nil {
-		w := portWindow{c: c, portView: c.window, unseen: unseen}
+		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom}
 		c.portChanges(&w)
 	}
 	c.amendIn(&ps.said, &ps.lateSeen)
@@ -105,19 +106,25 @@ func (c *computation) portBaseline(incremental bool, said []types.Change) *basel
 // the window's last relist is one podwatch did not see, but knows came.
 func (c *computation) portTake(ps *portState) (view portView, unseen bool) {
 	snap := ps.withEvents(c.snap)
-	if !ps.again(snap) {
-		// A recheck hands the same snapshot again: its inputs are in.
+	before := relistsOf(ps.tl.Inputs())
+	switch ps.handed(snap) {
+	case handedNew:
 		if !ps.tl.Started() && snap.PathErr == nil {
 			ps.started = snap.Files
 		}
 		unseen = ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
 		ps.note(snap)
 		ps.tl.Add(snap)
+	case handedRelist:
+		// The same snapshot, handed again with the relist the agent took
+		// in late: its events are in, and the relist goes where it fell.
+		ps.tl.Again(snap)
 	}
+	placed := placedRelist(before, ps.tl.Inputs())
 	ps.settleStart(snap, c.now, c.opts.SettleDelay)
 	inputs := ps.tl.Inputs()
 	e := model.ExploreTouched(ps.base, inputs, portCap)
-	return portView{ps: ps, e: e, inputs: inputs}, unseen
+	return portView{ps: ps, e: e, inputs: inputs, placed: placed}, unseen
 }
 
 // portChanges says each pod whose run in the window differs from what was
@@ -163,7 +170,7 @@ func (c *computation) portChanges(w *portWindow) {
 			return // a change waits: the window holds what it will say
 		}
 	}
-	if e.Agreed() {
+	if e.Agreed() && !c.portHolds(ps) {
 		ps.fold(e)
 	}
 }
@@ -182,6 +189,9 @@ type portWindow struct {
 	states []*model.Kubelet
 	// unseen: that relist is one podwatch did not see, but knows came.
 	unseen bool
+	// invalidFrom are the invalid files waiting to be reported before
+	// the step, by problem ID: since when (pendingInvalid).
+	invalidFrom map[string]time.Time
 }
 
 // own is what podwatch's own view runs for key at the end of the window,
@@ -223,6 +233,7 @@ func (w *portWindow) change(key string) {
 		return
 	case !runs:
 		w.remove(key, *pub, said, false)
+	case id == said && w.bounce(key, *pub, said):
 	case id == said && w.shortFix(key, *pub):
 	case id == said && w.excursion(key, *pub, said):
 	case id == said && w.dropWaits(key):
@@ -257,6 +268,9 @@ type portView struct {
 	ps     *portState
 	e      *model.Explored
 	inputs []model.Input
+	// placed is the index in inputs of the kubelet's relist this step
+	// placed, -1 for none (portrelist.go).
+	placed int
 }
 
 // ownKubelet is the own view's kubelet at the end of the window as it
@@ -319,11 +333,25 @@ func (w *portWindow) shortSpan(pub PodState) (fixedSpan, *types.File, bool) {
 	c := w.c
 	from, ok := w.invalidSince(pub.File)
 	f := c.file(pub.File)
+	var fx fixedSpan
+	if !ok && f != nil && validPod(f) && !c.snap.Single && c.opts.RelistPeriod > 0 {
+		// The phase known, a relist held up may have read the folder
+		// within the span, off its grid (see fixedSpan).
+		if from, ok = c.reportedSince("invalid/" + pub.File); !ok {
+			from, ok = w.invalidFrom["invalid/"+pub.File]
+		}
+		if ok {
+			if fx.heldUp, fx.behind = lateNear(c.snap, c.opts.RelistPeriod, from, f.ChangedAt); fx.heldUp.IsZero() {
+				ok = false
+			}
+		}
+	}
 	if !ok || f == nil || !validPod(f) {
 		return fixedSpan{}, nil, false
 	}
 	span := f.ChangedAt.Sub(from)
-	return fixedSpan{file: pub.File, from: from, to: f.ChangedAt}, f, span >= c.opts.SettleDelay && span < c.opts.RelistPeriod
+	fx.file, fx.from, fx.to = pub.File, from, f.ChangedAt
+	return fx, f, span >= c.opts.SettleDelay && span < c.opts.RelistPeriod
 }
 
 // shortFix says, for key's pod back the same after a short invalid span,
@@ -428,7 +456,10 @@ func (w *portWindow) atRelist(key, to string) (at, late bool) {
 			// change to it came on the watch.
 			return false, false
 		}
-		return w.inputs[i].Relist != nil, i < len(w.inputs)-1
+		// Said after a later relist than the one that made it (the
+		// window's last relist, whose time the snapshot gives), wherever
+		// that one fell among the window's events.
+		return w.inputs[i].Relist != nil, slices.ContainsFunc(w.inputs[i+1:], func(in model.Input) bool { return in.Relist != nil })
 	}
 	return w.ps.tl.Unwatched(), true
 }

@@ -67,25 +67,40 @@ type portState struct {
 		time  time.Time
 		files *types.File
 		// relist is the kubelet's relist it reported: one with another
-		// is no recheck.
+		// is new.
 		relist time.Time
 	}
 }
 
-// again says s is the snapshot last taken in, handed again for a
-// recheck, and notes it as the last otherwise.
-func (ps *portState) again(s types.Snapshot) bool {
+// handed says what of s is new: all of it, only the kubelet's relist
+// (the agent hands a relist it took in late with the snapshot it already
+// stepped: the same Seq), or nothing (a recheck). It notes s as the last.
+func (ps *portState) handed(s types.Snapshot) handing {
 	var first *types.File
 	if len(s.Files) > 0 {
 		first = s.Files[0]
 	}
 	l := &ps.last
-	if ps.tl.Started() && l.seq == s.Seq && l.time.Equal(s.Time) && l.files == first && l.relist.Equal(s.KubeletRelist) {
-		return true
-	}
+	same := ps.tl.Started() && l.seq == s.Seq && (s.Seq != 0 || (l.time.Equal(s.Time) && l.files == first))
+	relist := !l.relist.Equal(s.KubeletRelist)
 	l.seq, l.time, l.files, l.relist = s.Seq, s.Time, first, s.KubeletRelist
-	return false
+	switch {
+	case !same:
+		return handedNew
+	case relist:
+		return handedRelist
+	}
+	return handedAgain
 }
+
+// handing is what a snapshot handed to a step brings (portState.handed).
+type handing uint8
+
+const (
+	handedNew    handing = iota
+	handedRelist         // the same snapshot, with a relist new to it
+	handedAgain          // the same snapshot, for a recheck
+)
 
 func newPortState() *portState {
 	return &portState{base: model.NewKubelet(), tl: &model.Timeline{}}

@@ -91,11 +91,16 @@ func (v *kubeletView) noteInvalid(snap types.Snapshot, names []string) {
 // sign that the file source ran behind, seen no longer than behindSpan
 // before the span and not after it (behind true); zero for none.
 func (v *kubeletView) lateNear(snap types.Snapshot, from, to time.Time) (at time.Time, behind bool) {
+	return lateNear(snap, v.period, from, to)
+}
+
+// lateNear is kubeletView.lateNear for a relist period.
+func lateNear(snap types.Snapshot, period time.Duration, from, to time.Time) (at time.Time, behind bool) {
 	if h := snap.KubeletHeldUp; !h.IsZero() && h.After(from.Add(-heldUpRead)) && !h.After(to) {
 		return h, false
 	}
 	for _, s := range []time.Time{snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven} {
-		if !s.IsZero() && !s.After(to) && from.Sub(s) <= behindSpan(v.period) && s.After(at) {
+		if !s.IsZero() && !s.After(to) && from.Sub(s) <= behindSpan(period) && s.After(at) {
 			at = s
 		}
 	}

@@ -1,0 +1,227 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podwatch/podwatch/pkg/model"
+	"github.com/podwatch/podwatch/pkg/types"
+)
+
+// A relist of the kubelet's seen late goes where it fell among the
+// window's events (model.Timeline.Again, relistat.go); here is what the
+// port engine does around it: the window is not folded while a relist
+// still to be taken in may have come before one of its events, and a pod
+// that relist dropped, which a later event of the window started again,
+// is the REMOVE and the ADD the kubelet made, though podwatch's view at
+// the window's end runs what was published.
+
+// placedRelist is the index in after of the relist input a step placed,
+// which before did not hold; -1 for none.
+func placedRelist(before map[*model.Listing]bool, after []model.Input) int {
+	for i, in := range after {
+		if in.Relist != nil && !before[in.Relist] {
+			return i
+		}
+	}
+	return -1
+}
+
+// relistsOf are the relists of inputs, by their listing.
+func relistsOf(inputs []model.Input) map[*model.Listing]bool {
+	out := map[*model.Listing]bool{}
+	for _, in := range inputs {
+		if in.Relist != nil {
+			out[in.Relist] = true
+		}
+	}
+	return out
+}
+
+// portHolds says the window is not to be folded yet: it holds an event
+// podwatch read after a relist of the kubelet's not yet taken in may have
+// opened the folder, which may have come before it. Such a relist came
+// after the last one taken in, and is handed at most relistSeenLate
+// after its open. While no phase is known no relist of the kubelet's is
+// handed, and nothing holds.
+func (c *computation) portHolds(ps *portState) bool {
+	last := ps.tl.Relisted()
+	if c.opts.RelistPeriod <= 0 || last.IsZero() || c.snap.KubeletRelist.IsZero() {
+		return false
+	}
+	return ps.tl.ReadAfter(types.Later(last, c.now.Add(-relistSeenLate)))
+}
+
+// relistSeenLate bounds how long after its folder open a relist of the
+// kubelet's is handed to the diff: the detector recognises it once it
+// has read the last file, and the agent takes it in 750 ms after that.
+const relistSeenLate = 2 * time.Second
+
+// bounce says, for key's pod back the same at the window's end, the
+// REMOVE and the ADD of the relist placed this step, which dropped it,
+// and the event after it that started it again; false when that relist
+// did not drop it.
+func (w *portWindow) bounce(key string, pub PodState, said string) bool {
+	i := w.placed
+	if i < 0 {
+		return false
+	}
+	if w.states == nil {
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+	}
+	before := w.from
+	if i > 0 {
+		before = w.states[i-1]
+	}
+	prev, run := before.Running(key), w.states[i].Running(key)
+	switch {
+	case run == prev || prev == "":
+		return false
+	case run != "" && prev != said:
+		return w.wentBack(key, i)
+	case run != "":
+		return w.excursion(key, pub, said)
+	}
+	c := w.c
+	l := w.inputs[i].Relist
+	by := ""
+	if emptyListing(l) {
+		// The relist found no valid file: it stopped every pod and kept
+		// its store, which the event that ran the pod again sent.
+		for j := i + 1; j < len(w.inputs); j++ {
+			if w.states[j].Running(key) != "" {
+				if e := w.inputs[j].Event; e != nil {
+					by = pathBase(e.Path)
+				}
+				break
+			}
+		}
+	}
+	may := false
+	if part := w.e.Part(key); part != nil {
+		may = part.Capped || slices.ContainsFunc(part.Ends, func(end model.End) bool {
+			r := end.Runs[key]
+			if j := slices.Index(r, said); j >= 0 {
+				r = r[j:]
+			}
+			return !slices.Contains(r, "")
+		})
+	}
+	path := pathIn(c.snap, pub.File)
+	b := bounce{file: pub.File, read: listedRead(l, path, pub.File), at: w.ps.tl.Relisted(), may: may, revivedBy: by,
+		during: slices.ContainsFunc(c.snap.KubeletRelistRead.Written, func(x types.RelistWrite) bool { return x.Name == pub.File && x.Before })}
+	_, pod, _ := w.own(key)
+	f := w.ps.fileFor(c.snap, pod)
+	if f == nil && by == "" {
+		return false
+	}
+	c.ownPods()
+	delete(c.next.Pods, key)
+	rm := &types.Claim{ID: c.nextClaimID(), Op: types.OpRemove, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), MaySkip: may, Estimate: w.unseen}
+	c.portEmit(types.Change{
+		Op: types.OpRemove, Type: v1.EventTypeWarning, Reason: types.ReasonRemoved, Object: podObject(key), File: b.file, At: b.at, MaySkip: may,
+		ID: changeID(key, types.OpRemove, nil), Key: transition(types.ReasonRemoved, b.file, pub.identity(), ""),
+		Message: b.glance(), Detail: b.message(key),
+	}, rm)
+	add := &types.Claim{ID: c.nextClaimID(), Op: types.OpAdd, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), MaySkip: may, With: rm.ID}
+	if by != "" {
+		// From the store's last good parse, kept by the relist that found
+		// no valid file: the pod's UID is the one the kubelet is
+		// stopping, which its pod workers start again once the stop is
+		// done, and a relist in between drops it first.
+		p := pub
+		c.next.Pods[key] = &p
+		c.portEmit(types.Change{
+			Op: types.OpAdd, Type: v1.EventTypeWarning, Reason: types.ReasonAdded, Object: podObject(key), File: p.File, Hash: p.Hash, MaySkip: true,
+			ID:      changeID(key, types.OpAdd, &types.File{Name: p.File, Pod: &types.Pod{Hash: p.Hash, Config: p.Config, UID: p.UID}}),
+			Key:     transition(types.ReasonAdded, p.File, "", p.identity()),
+			Message: fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again once it has stopped it; its next relist may drop it first", p.File),
+			Detail: fmt.Sprintf("static pod %s added again from its last good parse of %s: %s; the kubelet starts it once it has stopped it (at its next housekeeping), unless its next relist drops it first",
+				key, p.File, b.started()),
+		}, add)
+		return true
+	}
+	c.next.Pods[key] = published(f)
+	c.portEmit(addChange(key, f, v1.EventTypeNormal, c.startMessage(f, b.started(), may),
+		fmt.Sprintf("%s: static pod %s added (%s); %s", f.Name, key, images(f), b.started()), may), add)
+	return true
+}
+
+// wentBack says the restart the relist at input i made, from the pod
+// podwatch said before to the one it ran from another file (the winner a
+// watch event had displaced), between two watch events podwatch said as
+// one restart: an UPDATE the kubelet made that leaves the published pod
+// as it is, the watch having moved on from it.
+func (w *portWindow) wentBack(key string, i int) bool {
+	c := w.c
+	p, ok := w.states[i].Pod(key)
+	pub := c.next.Pods[key]
+	if !ok || pub == nil {
+		return false
+	}
+	file, then, at := pathBase(p.File), pub.File, w.ps.tl.Relisted()
+	cl := &types.Claim{ID: c.nextClaimID(), Op: types.OpUpdate, At: types.ClaimAtRelist, Before: types.Bounded(0, 0), Estimate: w.unseen}
+	c.portEmit(types.Change{
+		Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: file, At: at,
+		Key:     transition(types.ReasonUpdated, file, "watch:"+then, pub.identity()),
+		Message: fmt.Sprintf("%s: the kubelet's relist ran the pod from it again between two watch events that ran it from %s: one more restart (new UID)", file, then),
+		Detail: fmt.Sprintf("%s: the kubelet's relist at %s ran pod %s from %s again, the last file in sort order that defines it, after its watch had run it from %s and before it took that file's next write in: it gave the pod a new UID and restarted it, a restart between the two podwatch said as one",
+			file, at.UTC().Format(time.RFC3339Nano), key, file, then),
+	}, cl)
+	return true
+}
+
+// emptyListing says a relist read no valid file, as podwatch's own view
+// has it.
+func emptyListing(l *model.Listing) bool {
+	if l.Missing {
+		return false
+	}
+	for _, f := range l.Files {
+		if len(f.Reads) > 0 && f.Reads[0].Pod != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// listedRead is what a relist read of path, in podwatch's own view, as a
+// file for the words; nil when it found none.
+func listedRead(l *model.Listing, path, name string) *types.File {
+	for _, f := range l.Files {
+		if f.Path != path || len(f.Reads) == 0 {
+			continue
+		}
+		o := f.Reads[0]
+		switch {
+		case o.Pod != nil:
+			return &types.File{Name: name, Pod: &types.Pod{Key: o.Pod.Key}}
+		case errors.Is(o.Err, fs.ErrNotExist):
+			return nil
+		}
+		return &types.File{Name: name, Err: o.Err}
+	}
+	return nil
+}
+
+// pendingInvalid are the invalid files of pending, by problem ID, with
+// when each was first seen: a span too short to report may still be one
+// a relist read (portWindow.shortSpan).
+func pendingInvalid(pending map[string]time.Time) map[string]time.Time {
+	var out map[string]time.Time
+	for id, at := range pending {
+		if id, ok := strings.CutPrefix(id, "problem/"); ok && strings.HasPrefix(id, "invalid/") {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[id] = at
+		}
+	}
+	return out
+}
