@@ -134,11 +134,10 @@ func (t *Timeline) afterRelist(start int, at time.Time, r types.RelistRead) []bo
 			prior[name] = true // the write just before the open: the relist read it
 			continue
 		}
-		first := !slices.ContainsFunc(t.inputs[start:i], func(x Input) bool { return x.Event != nil && x.Event.Path == e.Path })
-		switch {
-		case len(r.Listed) > 0 && first && t.lastBefore(i, e.Path) == nil && listed(name):
+		switch held := t.heldBefore(i, e.Path); {
+		case len(r.Listed) > 0 && !held && listed(name):
 			// Created before the open, which listed it.
-		case len(r.Listed) > 0 && !listed(name) && !t.heldBefore(i, e.Path):
+		case len(r.Listed) > 0 && !held && !listed(name):
 			after[i] = true // created after the open, which did not list it
 		default:
 			after[i] = seen.After(at)
