@@ -698,6 +698,9 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 		msg = fmt.Sprintf("%s, its last good parse: the kubelet starts the pod again, as a change to a valid manifest follows its empty relist", f.Name)
 		detail = fmt.Sprintf("static pod %s added again from its last good parse of %s: the kubelet's relist that found no valid manifest kept it, and a change to a valid one brings it back; the kubelet starts it", key, f.Name)
 	}
+	if cl.MaySkip && w.neverStopped(key) {
+		detail += "; if the relist before never stopped the pod, the kubelet makes no start: it may skip this restart"
+	}
 	c.portEmit(addChange(key, f, typ, msg, detail, cl.MaySkip), cl)
 }
 
@@ -830,6 +833,8 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 		effect = "the kubelet stops it at its relist" + then
 		if cl.Estimate {
 			effect = "the kubelet stops it at its next relist" + c.within() + then + "; podwatch did not see that relist: its time is an estimate"
+		} else if e, g := w.racedDrop(p.File, cl); e != "" {
+			effect, glance = e, g
 		}
 	}
 	if full {

@@ -225,3 +225,29 @@ func pendingInvalid(pending map[string]time.Time) map[string]time.Time {
 	}
 	return out
 }
+
+// racedDrop words a REMOVE at the window's last relist, seen, of a file
+// the detector saw written on both sides of that relist's open of it:
+// the relist read one of the writes, a part, or the content from before
+// them, so the next relist may be the one that stops the pod, and none
+// does if the file is fixed first. "" for any other REMOVE.
+func (w *portWindow) racedDrop(file string, cl *types.Claim) (effect, glance string) {
+	c := w.c
+	if !cl.MaySkip || !slices.ContainsFunc(c.snap.KubeletRelistRead.Written, func(x types.RelistWrite) bool { return x.Name == file && x.Before && x.After }) {
+		return "", ""
+	}
+	at := w.ps.tl.Relisted().UTC().Format(time.RFC3339Nano)
+	return fmt.Sprintf("the kubelet stopped it at its relist at %s if that relist read the write, which came as it read %s (a race podwatch cannot see); if it read the content from before, it stops it at its next relist instead, and never if the file is fixed first: the kubelet may skip this restart", at, file),
+		"the kubelet stopped the pod at its relist if it read the write, or stops it at its next; if the file is fixed first, it may skip this restart"
+}
+
+// neverStopped says some way of key's part never stopped the pod that an
+// ADD starts again: a REMOVE said before it, the kubelet may have
+// skipped.
+func (w *portWindow) neverStopped(key string) bool {
+	part := w.e.Part(key)
+	return part != nil && slices.ContainsFunc(part.Ends, func(end model.End) bool {
+		r, ok := end.Runs[key]
+		return ok && !slices.Contains(r, "")
+	})
+}
