@@ -35,7 +35,7 @@ import (
 // time is new, and goes where it fell.
 func (t *Timeline) Again(s types.Snapshot) {
 	if t.started && s.KubeletRelist.After(t.relist) {
-		t.place(s, files(s.Files))
+		t.place(s, files(s.Files), t.taken-2)
 	}
 }
 
@@ -56,8 +56,9 @@ func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
 }
 
 // place inserts the relist s reports where it fell among the window's
-// inputs, with what it read.
-func (t *Timeline) place(s types.Snapshot, now files) {
+// inputs, with what it read; the events of snapshots from recent on (by
+// Timeline.taken) may still have been queued when it began.
+func (t *Timeline) place(s types.Snapshot, now files, recent int) {
 	at, r := s.KubeletRelist, s.KubeletRelistRead
 	t.relist = at
 	// The kubelet's relists come in order: this one after every relist
@@ -76,10 +77,8 @@ func (t *Timeline) place(s types.Snapshot, now files) {
 			p = i + 1
 		}
 	}
-	// Events of the last two snapshots the kubelet may still have held
-	// queued when its relist began.
 	early := 0
-	for i := p - 1; i >= start && t.inputs[i].snap >= t.taken-1; i-- {
+	for i := p - 1; i >= start && t.inputs[i].snap >= recent; i-- {
 		early++
 	}
 	in := Input{Relist: t.listing(s, now, start, p, early), Early: early}

@@ -110,7 +110,10 @@ func (t *Timeline) Add(s types.Snapshot) {
 		t.relist = s.KubeletRelist
 	}
 	if s.KubeletRelist.After(t.relist) {
-		t.place(s, now)
+		// The kubelet may take events in a while after podwatch: its
+		// relist may come before this snapshot's events and the last
+		// one's, still queued.
+		t.place(s, now, t.taken-1)
 	}
 	t.files, t.started, t.events = now, true, events
 	t.taken++
