@@ -262,60 +262,6 @@ func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *typ
 // different ones the kubelet ran in turn are then counted as one.
 const Unseen = "(unseen) "
 
-// relisted is the folder as the kubelet's relist, somewhere between the
-// last snapshot and s, may have listed it: every name either held or s's
-// events named, each read as either had it, or as an event's read may
-// have seen it.
-func (t *Timeline) relisted(s types.Snapshot, now files) *Listing {
-	if errors.Is(s.PathErr, fs.ErrNotExist) {
-		// Gone now: podwatch's own view is that the relist found it gone.
-		return &Listing{Missing: true}
-	}
-	names := map[string]bool{}
-	for _, f := range t.files {
-		names[f.Name] = true
-	}
-	for _, f := range now {
-		names[f.Name] = true
-	}
-	for _, e := range s.Events {
-		if !e.Gone {
-			names[e.Name] = true
-		}
-	}
-	l := &Listing{}
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		f, p := now.get(name), t.files.get(name)
-		kind := EntryRegular
-		switch {
-		case f != nil:
-			kind = kindOf(f)
-		case p != nil:
-			kind = kindOf(p)
-		}
-		path := pathOf(s, name)
-		ls := t.listed(path, kind, f, p)
-		changed := f == nil || p == nil || slices.ContainsFunc(s.Events, func(e types.WatchEvent) bool { return e.Name == name })
-		if kind == EntryRegular && changed {
-			for _, o := range t.reads(s, now, len(s.Events), path, f, true, false, f == nil) {
-				if !slices.ContainsFunc(ls.Reads, o.same) {
-					ls.Reads = append(ls.Reads, o)
-				}
-			}
-			if f != nil && slices.ContainsFunc(s.KubeletRelistRead.Written, func(w types.RelistWrite) bool { return w.Name == name && !w.Before }) {
-				// Written after the relist opened it: podwatch's own
-				// view is that it read the version before.
-				before := view(p, path)
-				if i := slices.IndexFunc(ls.Reads, before.same); i > 0 {
-					ls.Reads[0], ls.Reads[i] = ls.Reads[i], ls.Reads[0]
-				}
-			}
-		}
-		l.Files = append(l.Files, ls)
-	}
-	return l
-}
-
 // listed is a name of a relist read as one of the versions podwatch read
 // of it (nil ones left out).
 func (t *Timeline) listed(path string, kind EntryKind, versions ...*types.File) Listed {
