@@ -238,10 +238,12 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p, early int) *Li
 	}
 	l := &Listing{}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
+		// A name the open did not list is gone before the relist's
+		// place (its creation came after it, or its going before), read
+		// so; one the window's start holds though the open did not list
+		// it was taken in by a fold forced before the relist was handed,
+		// and the relist reads it as the fold left it.
 		kind := names[name]
-		if _, ok := slices.BinarySearch(r.Listed, name); len(r.Listed) > 0 && kind == EntryRegular && !ok {
-			continue // not in the folder at the open: never read
-		}
 		path := pathOf(s, name)
 		ls := Listed{Entry: Entry{Path: path, Kind: kind}}
 		switch {
