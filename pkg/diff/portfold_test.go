@@ -149,6 +149,10 @@ func TestPortRelistUnmarksWhatAFoldDropped(t *testing.T) {
 		next := snap(true, tc.listed)
 		next.Seq, next.Time, next.KubeletRelist = 2, t0.Add(30*time.Second), t0.Add(30*time.Second)
 		next.Events = []types.WatchEvent{}
+		if tc.listed.Err != nil {
+			// The watch saw it written: a relist reads what it left.
+			next.Events = []types.WatchEvent{{Name: "web.yaml"}}
+		}
 		ps.tl.Add(next)
 		ps.fold(model.ExploreTouched(ps.base, ps.tl.Inputs(), portCap))
 		runs, marked := ps.folded[key]
