@@ -72,7 +72,6 @@ func waitMetricAtLeast(t *testing.T, base, name string, min float64, labels ...s
 
 func TestAgentMetricsFollowTheScenario(t *testing.T) {
 	dir := t.TempDir()
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	addrs := make(chan net.Addr, 1)
 	a := startAgent(t, dir, func(o *agent.Options) { o.OnMetricsListen = func(a net.Addr) { addrs <- a } })
 	var base string
@@ -82,6 +81,8 @@ func TestAgentMetricsFollowTheScenario(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("metrics server never listened")
 	}
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	if code, body := get(t, base+"/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz = %d %q", code, body)

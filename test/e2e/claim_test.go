@@ -35,8 +35,9 @@ func claimOf(t *testing.T, ev v1.Event) (types.Claim, bool) {
 // Event.
 func TestRunChangesCarryClaims(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.15-0"))
 	a := startAgent(t, dir, func(o *agent.Options) { o.StateDir = state })
+	a.waitFirstList()
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.15-0"))
 	a.waitEvent(types.ReasonAdded, "etcd.yaml")
 	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifestYAML("etcd", "registry.k8s.io/etcd:3.6.16-0")), 0o600); err != nil {
 		t.Fatal(err)
@@ -102,8 +103,9 @@ func lastClaim(t *testing.T, a *runningAgent) uint64 {
 func TestClaimIDsGoOnAfterTheStateIsLost(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	withState := func(o *agent.Options) { o.StateDir = state }
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a := startAgent(t, dir, withState)
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent(types.ReasonAdded, "web.yaml")
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a.waitEvent(types.ReasonUpdated, "image 1.28 → 1.29")

@@ -59,10 +59,10 @@ func diskFullScenario(t *testing.T, mnt string) {
 	t.Cleanup(func() { _ = unix.Unmount(mnt, 0) })
 	state := filepath.Join(mnt, "state")
 	dir := t.TempDir()
+	a := startStateAgent(t, dir, state)
+	a.waitFirstList()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
-
-	a := startStateAgent(t, dir, state)
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	a.waitEvent("StaticPodAdded", "etcd.yaml")
 	first := map[string]string{"kube-system/web-" + testNode: "nginx:1.28", "kube-system/etcd-" + testNode: "etcd:3.6"}

@@ -20,8 +20,8 @@ import (
 // Editor scripts (testdata/editors/*.txt) are the exact file-system steps of
 // an editor or tool, one per line; '#' at the start of a line is a comment.
 //
-//	setup NAME REF              before the agent starts: write NAME
-//	start                       start the agent (settle delay 1s)
+//	setup NAME REF              write NAME at start, after the first list
+//	start                       start the agent (settle delay 1s), then setup
 //	wait REASON SUBSTR...       poll until such an event is on stdout
 //	write NAME REF              open(O_CREAT|O_TRUNC), one write, close
 //	chunk NAME REF N PAUSE      open(O_CREAT|O_TRUNC); N times: pause, write 1/N; close
@@ -235,13 +235,19 @@ func writeChunks(t *testing.T, path string, data []byte, n int, pause time.Durat
 	}
 }
 
-func runEditorStep(t *testing.T, a **runningAgent, dir string, st editorStep) {
+// runEditorStep runs st; setup is the script's, written at its start.
+func runEditorStep(t *testing.T, a **runningAgent, dir string, setup [][2]string, st editorStep) {
 	t.Helper()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var err error
 	switch st.op {
 	case "start":
 		*a = startAgent(t, dir, editorSettle)
+		// After the first list: the scripts mean the setup ADDed.
+		(*a).waitFirstList()
+		for _, f := range setup {
+			writeByRename(t, dir, f[0], string(editorContent(t, f[1])))
+		}
 	case "wait":
 		(*a).waitEvent(st.args[0], st.args[1])
 	case "write":
@@ -373,12 +379,9 @@ func TestEditorsScripted(t *testing.T) {
 			t.Parallel()
 			s := parseEditorScript(t, path)
 			dir := t.TempDir()
-			for _, f := range s.setup {
-				writeByRename(t, dir, f[0], string(editorContent(t, f[1])))
-			}
 			var a *runningAgent
 			for _, st := range s.steps {
-				runEditorStep(t, &a, dir, st)
+				runEditorStep(t, &a, dir, s.setup, st)
 			}
 			checkOneOf(t, a.quiesce(), s.outcomes())
 		})
@@ -397,8 +400,9 @@ func TestEditorRealSedInPlace(t *testing.T) {
 		t.Skip("no sed on PATH")
 	}
 	dir := t.TempDir()
-	writeByRename(t, dir, "x.yaml", manifestYAML("web", "nginx:1.28"))
 	a := startAgent(t, dir, editorSettle)
+	a.waitFirstList()
+	writeByRename(t, dir, "x.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodAdded", "x.yaml")
 	if out, err := exec.Command(sed, "-i", "s/nginx:1.28/nginx:1.29/", filepath.Join(dir, "x.yaml")).CombinedOutput(); err != nil {
 		t.Fatalf("sed -i: %v: %s", err, out)

@@ -61,6 +61,7 @@ func TestEverydayEditsShortMessages(t *testing.T) {
 	}
 	dir := t.TempDir()
 	a := startAgent(t, dir)
+	a.waitFirstList() // the examples copied in are ADDs, not an inventory
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)

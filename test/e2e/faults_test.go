@@ -142,10 +142,11 @@ func markerRelisted(t *testing.T, dir, name string, evs func() []v1.Event, dump 
 func TestFaultManifestSymlinks(t *testing.T) {
 	dir, elsewhere := t.TempDir(), t.TempDir()
 	writeByRename(t, elsewhere, "web.yaml", manifestYAML("web", "nginx:1.28"))
+	a := startAgent(t, dir)
+	a.waitFirstList()
 	if err := os.Symlink(filepath.Join(elsewhere, "web.yaml"), filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	a := startAgent(t, dir)
 	evs := func() []v1.Event { return a.out.events(t) }
 	waitUntil(t, faultsWait, func() bool { return len(eventsWith(evs(), "StaticPodAdded", "web.yaml")) > 0 },
 		func() string { return "no ADD for a manifest that is a symlink:\n" + a.dump() })
@@ -389,9 +390,10 @@ func TestFaultPermissionDeniedAsUnprivilegedUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(name, content string) { t.Helper(); writeReadable(t, dir, name, content) }
+	p := startProcAgent(t, bin, dir, filepath.Join(root, "state"))
+	p.waitFirstList()
 	write("a.yaml", manifestYAML("a", "nginx:1.29"))
 	write("b.yaml", manifestYAML("b", "nginx:1.29"))
-	p := startProcAgent(t, bin, dir, filepath.Join(root, "state"))
 	p.waitEvent("StaticPodAdded", "a.yaml")
 	p.waitEvent("StaticPodAdded", "b.yaml")
 	b := filepath.Join(dir, "b.yaml")
@@ -561,13 +563,7 @@ func degradedUntilReleased(t *testing.T, root, bin, why string, release func()) 
 	}
 	p := startProcAgent(t, bin, dir, filepath.Join(root, "state"))
 	metrics := p.metricsURL()
-	// Written after the first list: one there before it is found at start
-	// (StaticPodFound), or added, as it was older or younger than the
-	// settle delay when the agent came up.
-	waitUntil(t, faultsWait, func() bool {
-		return strings.Contains(p.stderr.String(), `"msg":"first list of the manifests taken in"`)
-	},
-		func() string { return "no first list:\n" + p.stderr.String() })
+	p.waitFirstList()
 	writeReadable(t, dir, "a.yaml", manifestYAML("a", "nginx:1.29"))
 	p.waitEvent("StaticPodAdded", "a.yaml")
 	wd := p.waitEvent("WatchDegraded", "")
@@ -683,9 +679,10 @@ func heapReport(t *testing.T, what string) {
 
 func TestFaultBurstOf1000Files(t *testing.T) {
 	dir := t.TempDir()
-	writeByRename(t, dir, "first.yaml", manifestYAML("first", "nginx:1.29"))
 	a := startAgent(t, dir)
 	evs := func() []v1.Event { return a.out.events(t) }
+	a.waitFirstList()
+	writeByRename(t, dir, "first.yaml", manifestYAML("first", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "first.yaml")
 
 	const n = 1000

@@ -101,6 +101,8 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 	dir := t.TempDir()
 	secrets := append(secretsOf("2"), secretsOf("3")...)
 
+	a := startLoggedAgent(t, dir)
+	a.waitFirstList()
 	writeByRename(t, dir, "vault.yaml", secretPod("2"))
 	// A Secret object: never a pod, never dumped.
 	objSecrets := []string{"obj-s3cr3t", "strdata-s3cr3t"}
@@ -108,7 +110,6 @@ func TestSecretsNeverLeaveTheNode(t *testing.T) {
 	secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte("obj-s3cr3t")))
 	writeByRename(t, dir, "creds.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: kube-system\ntype: Opaque\ndata:\n  password: "+
 		base64.StdEncoding.EncodeToString([]byte("obj-s3cr3t"))+"\nstringData:\n  token: strdata-s3cr3t\n")
-	a := startLoggedAgent(t, dir)
 	a.waitEvent("StaticPodAdded", "vault.yaml")
 	a.waitEvent("InvalidManifest", "creds.yaml")
 
@@ -240,15 +241,17 @@ func stateFilesOf(t *testing.T, dir string) []string {
 }
 
 // TestSpecialFilesNeverBlock drops a FIFO, a unix socket and (as root) a
-// character device into the folder: manifests written before, between and
-// after keep being added, and relists keep running.
+// character device into the folder: the first list takes a FIFO in, and
+// manifests written before, between and after the others keep being added,
+// and relists keep running.
 func TestSpecialFilesNeverBlock(t *testing.T) {
 	dir := t.TempDir()
-	writeByRename(t, dir, "a.yaml", manifestYAML("a", "nginx:1.29"))
 	if err := syscall.Mkfifo(filepath.Join(dir, "b-fifo.yaml"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startLoggedAgent(t, dir)
+	a.waitFirstList()
+	writeByRename(t, dir, "a.yaml", manifestYAML("a", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "a.yaml")
 
 	// A socket with a listener that accepts nothing, in the manifest folder.
@@ -508,9 +511,10 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 	}
 	bin := buildPodwatch(t, t.TempDir())
 	dir, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	p := runProcAgent(t, exec.Command(bin, "--path", dir, "--state-dir", stateDir, "--node-name", testNode, "-o", "json",
 		"--metrics-bind-address", "0"))
+	p.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	p.waitEvent("StaticPodAdded", "web.yaml")
 	p.stopWith(syscall.SIGHUP) // fails the test on a non-zero exit or none in time
 	if !strings.Contains(p.stderr.String(), "podwatch stopped") {

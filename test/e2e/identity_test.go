@@ -26,8 +26,9 @@ func TestSedFlipsKeepTwoEvents(t *testing.T) {
 	}
 	dir, stateDir := t.TempDir(), t.TempDir()
 	const a, b = "nginx:1.28", "nginx:1.29"
-	writeByRename(t, dir, "x.yaml", manifestYAML("web", a))
 	ag := startAgent(t, dir, func(o *agent.Options) { o.StateDir = stateDir })
+	ag.waitFirstList()
+	writeByRename(t, dir, "x.yaml", manifestYAML("web", a))
 	ag.waitEvent("StaticPodAdded", "x.yaml")
 	from, to := a, b
 	for i := range 10 {

@@ -56,8 +56,9 @@ func (a *runningAgent) waitLines(n int, reason, substr string) {
 func TestJournalPrintsRepeatedChanges(t *testing.T) {
 	dir := t.TempDir()
 	const old, redone = "registry.k8s.io/etcd:3.6.15-0", "registry.k8s.io/etcd:3.6.16-0"
-	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", old))
 	a := startAgent(t, dir, func(o *agent.Options) { o.Output = "text" })
+	a.waitFirstList()
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", old))
 	a.waitLines(1, "StaticPodAdded", "etcd.yaml")
 
 	if err := os.Remove(filepath.Join(dir, "etcd.yaml")); err != nil {

@@ -41,9 +41,10 @@ func readOnlyScenario(t *testing.T) {
 		t.Skip(err)
 	}
 	dir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	first := startStateAgent(t, dir, state)
+	first.waitFirstList()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
-	first := startStateAgent(t, dir, state)
 	first.waitEvent("StaticPodAdded", "web.yaml")
 	first.waitEvent("StaticPodAdded", "etcd.yaml")
 	published := map[string]string{"kube-system/web-" + testNode: "nginx:1.28", "kube-system/etcd-" + testNode: "etcd:3.6"}

@@ -66,9 +66,11 @@ func TestReplayAfterSIGKILLInPersistWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin, dir, state, key := binaryWithWeb(t)
+	bin, dir, state, key := binaryAndFolder(t)
 
 	a := startAsIs(t, bin, dir, state)
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	waitShards(t, state, map[string]string{key: "nginx:1.28"})
 
@@ -179,11 +181,12 @@ func stateFiles(t *testing.T, dir string) []string {
 // state dir taken at those moments, in-process.
 func TestReplayUndoneBeforeTheRestartCountsTheRedo(t *testing.T) {
 	dir, state, saved := t.TempDir(), t.TempDir(), t.TempDir()
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	inState := func(o *agent.Options) { o.StateDir = state }
 	const ab, ba = "image 1.28 → 1.29", "image 1.29 → 1.28"
 
 	a := startAgent(t, dir, inState)
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	a.shutdown()
 	atA := stateFiles(t, state)
@@ -216,9 +219,9 @@ func TestReplayUndoneBeforeTheRestartCountsTheRedo(t *testing.T) {
 	}
 }
 
-// binaryWithWeb builds podwatch and makes a manifest folder holding
-// web.yaml beside an empty state dir; key is web's pod.
-func binaryWithWeb(t *testing.T) (bin, dir, state, key string) {
+// binaryAndFolder builds podwatch and makes an empty manifest folder
+// beside an empty state dir; key is the pod of web.yaml (manifestYAML web).
+func binaryAndFolder(t *testing.T) (bin, dir, state, key string) {
 	t.Helper()
 	root := t.TempDir()
 	bin = buildPodwatch(t, root)
@@ -226,6 +229,5 @@ func binaryWithWeb(t *testing.T) (bin, dir, state, key string) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	return bin, dir, state, "kube-system/web-" + testNode
 }

@@ -48,11 +48,12 @@ func (a *runningAgent) waitCount(reason string, n int32) v1.Event {
 func TestRestartContinuesCountsAndState(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	withState := func(o *agent.Options) { o.StateDir = state }
+
+	first := startAgent(t, dir, withState)
+	first.waitFirstList()
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "etcd:3.6"))
 	writeByRename(t, dir, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: []}\n")
-
-	first := startAgent(t, dir, withState)
 	first.waitEvent("StaticPodAdded", "web.yaml")
 	first.waitEvent("StaticPodAdded", "etcd.yaml")
 	first.waitCount("InvalidManifest", 2)
@@ -129,12 +130,13 @@ func TestUnusableStateDirRunsInMemory(t *testing.T) {
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	addrs := make(chan net.Addr, 1)
 	a := startAgent(t, dir, func(o *agent.Options) {
 		o.StateDir = filepath.Join(notADir, "state")
 		o.OnMetricsListen = func(a net.Addr) { addrs <- a }
 	})
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	// Loud, once: a Node Warning, the gauge at 0, and /readyz says why
 	// while staying 200.

@@ -48,6 +48,8 @@ type runningAgent struct {
 	out  *lockedBuffer
 	done chan error
 	stop context.CancelFunc
+	// firstList is closed once the agent logs its first list.
+	firstList <-chan struct{}
 }
 
 const testNode = "node-1"
@@ -72,7 +74,9 @@ func startAgentLogging(t *testing.T, path string, log *slog.Logger, modify ...fu
 		m(&opts)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &runningAgent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel}
+	h := newFirstListHandler(log.Handler())
+	log = slog.New(h)
+	a := &runningAgent{t: t, dir: path, out: &lockedBuffer{}, done: make(chan error, 1), stop: cancel, firstList: h.seen}
 	go func() {
 		a.done <- agent.New(opts, agent.Env{Clock: clock.RealClock{}, Stdout: a.out, Log: log, Version: "test"}).Run(ctx)
 	}()
@@ -152,8 +156,9 @@ func writeByRename(t *testing.T, dir, name, content string) {
 
 func TestRunLifecycle(t *testing.T) {
 	dir := t.TempDir()
-	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.15-0"))
 	a := startAgent(t, dir)
+	a.waitFirstList()
+	writeByRename(t, dir, "etcd.yaml", manifestYAML("etcd", "registry.k8s.io/etcd:3.6.15-0"))
 	ev := a.waitEvent("StaticPodAdded", "etcd.yaml")
 	if ev.InvolvedObject.Name != "etcd-node-1" || ev.InvolvedObject.Namespace != "kube-system" || ev.Namespace != "kube-system" ||
 		ev.Source.Host != testNode || ev.Count != 1 || !strings.HasPrefix(ev.Name, "etcd-node-1.") {
@@ -237,11 +242,12 @@ func TestRunInvalidCountGrowsPerRelist(t *testing.T) {
 
 func TestRunDuplicateAndFIFO(t *testing.T) {
 	dir := t.TempDir()
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.yaml"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startAgent(t, dir)
+	a.waitFirstList() // through the FIFO
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	writeByRename(t, dir, "web.yaml.bak", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodUpdated", "now from web.yaml.bak")
@@ -257,8 +263,9 @@ func TestRunDirectoryDeletedAndRecreated(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a := startAgent(t, dir)
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -317,13 +324,14 @@ func TestRunSymlinkedDirectorySwap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeByRename(t, v1dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	writeByRename(t, v2dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
 	link := filepath.Join(root, "manifests")
 	if err := os.Symlink("v1", link); err != nil {
 		t.Fatal(err)
 	}
 	a := startAgent(t, link)
+	a.waitFirstList()
+	writeByRename(t, v1dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodAdded", "nginx:1.28")
 	tmp := filepath.Join(root, ".manifests.tmp")
 	if err := os.Symlink("v2", tmp); err != nil {
@@ -337,9 +345,15 @@ func TestRunSymlinkedDirectorySwap(t *testing.T) {
 
 func TestRunSingleFile(t *testing.T) {
 	dir := t.TempDir()
+	// The single-file path is there at start: written an hour before, so
+	// the first list finds it however fast the agent comes up.
 	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.29"))
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "web.yaml"), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
 	a := startAgent(t, filepath.Join(dir, "web.yaml"))
-	a.waitEvent("StaticPodAdded", "web.yaml")
+	a.waitEvent("StaticPodFound", "web.yaml")
 	writeByRename(t, dir, "web.yaml", "kind: Pod\n")
 	a.waitEvent("InvalidManifest", "web.yaml is invalid")
 	if n := a.count("StaticPodRemoved"); n != 0 {

@@ -23,9 +23,10 @@ import (
 // so every rename onto it fails, for root too.
 func TestStateSaveKeepsFailingIsSaid(t *testing.T) {
 	dir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
-	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a := startStateAgent(t, dir, state)
 	evs := func() []v1.Event { return a.out.events(t) }
+	a.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	a.waitEvent("StaticPodAdded", "web.yaml")
 	waitShards(t, state, map[string]string{"kube-system/web-" + testNode: "nginx:1.28"})
 	waitUntil(t, faultsWait, func() bool { return a.persisted() == 1 }, func() string { return "state_persisted not 1 at the start" })

@@ -42,9 +42,11 @@ func TestTwinStandsByUntilTheFirstStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin, dir, state, key := binaryWithWeb(t)
+	bin, dir, state, key := binaryAndFolder(t)
 
 	first := startTwinProc(t, bin, dir, state, "podwatch-first")
+	first.waitFirstList()
+	writeByRename(t, dir, "web.yaml", manifestYAML("web", "nginx:1.28"))
 	first.waitEvent("StaticPodAdded", "web.yaml")
 	waitShards(t, state, map[string]string{key: "nginx:1.28"})
 
