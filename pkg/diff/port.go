@@ -114,7 +114,11 @@ func (c *computation) portTake(ps *portState) (view portView, unseen bool) {
 		}
 		unseen = ps.unseenRelist(&snap, c.snapTime(), c.opts.RelistPeriod)
 		ps.note(snap)
-		ps.tl.Add(snap)
+		if unseen {
+			ps.tl.AddUnseen(snap)
+		} else {
+			ps.tl.Add(snap)
+		}
 	case handedRelist:
 		// The same snapshot, handed again with the relist the agent took
 		// in late: its events are in, and the relist goes where it fell.
@@ -170,7 +174,7 @@ func (c *computation) portChanges(w *portWindow) {
 			return // a change waits: the window holds what it will say
 		}
 	}
-	if e.Agreed() && !c.portHolds(ps) {
+	if e.Agreed() && !c.portHolds(ps) && !w.awaitsTakeBack() {
 		ps.fold(e)
 	}
 }
@@ -751,9 +755,13 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 		// a window folded since no longer says.
 		cl.MaySkip = true
 	}
+	var back types.TakeBack
+	if cl.At == types.ClaimAtRelist && cl.Estimate && p.File != f.Name {
+		back = w.takeBack(key, to)
+	}
 	c.portEmit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: w.changeAt(p, f, cl), MaySkip: cl.MaySkip,
+		Pod: f.Pod, At: w.changeAt(p, f, cl), MaySkip: cl.MaySkip, Back: back,
 		ID:      changeID(key, types.OpUpdate, f),
 		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
 		Message: c.updated(key, p, f, facts, nil),

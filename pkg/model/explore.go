@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // explorePart feeds inputs to the port from k along every choice, keeping
@@ -112,7 +113,7 @@ func (p *path) clone() *path {
 func (p *path) apply(in Input) []*path {
 	if in.push != noPush {
 		q := p.clone()
-		q.merge(q.k.Source.list())
+		q.merge(q.k.Source.list(), in.At)
 		switch in.push {
 		case surePush:
 			return []*path{q}
@@ -122,18 +123,18 @@ func (p *path) apply(in Input) []*path {
 		return []*path{q, p}
 	}
 	if in.Relist != nil {
-		return p.relist(in.Relist, maxCombinations)
+		return p.relist(in, maxCombinations)
 	}
 	if in.Event.Type == PodDelete {
-		return []*path{p.eventInPlace(*in.Event, Outcome{})}
+		return []*path{p.eventInPlace(in, Outcome{})}
 	}
 	if len(in.Reads) == 1 {
 		// One way on: p goes on as it, with no copy.
-		return []*path{p.eventInPlace(*in.Event, in.Reads[0])}
+		return []*path{p.eventInPlace(in, in.Reads[0])}
 	}
 	var out []*path
 	for _, o := range in.Reads {
-		out = append(out, p.event(*in.Event, o))
+		out = append(out, p.clone().eventInPlace(in, o))
 	}
 	return out
 }
@@ -142,26 +143,23 @@ func (p *path) apply(in Input) []*path {
 // choice, with none of the others built.
 func (p *path) first(in Input) *path {
 	if in.push == noPush && in.Relist != nil {
-		return p.relist(in.Relist, 1)[0]
+		return p.relist(in, 1)[0]
 	}
 	return p.apply(in)[0]
 }
 
-func (p *path) event(e WatchEvent, o Outcome) *path {
-	return p.clone().eventInPlace(e, o)
-}
-
-// eventInPlace is p after e, read as o, p itself changed: for the one way
-// on, which nothing else holds p for.
-func (p *path) eventInPlace(e WatchEvent, o Outcome) *path {
-	u, _ := p.k.Source.ConsumeWatchEvent(e, func(string) (Pod, error) { return o.get() })
-	p.merge(u)
+// eventInPlace is p after the watch event in, read as o, p itself
+// changed: for the one way on, which nothing else holds p for.
+func (p *path) eventInPlace(in Input, o Outcome) *path {
+	u, _ := p.k.Source.ConsumeWatchEvent(*in.Event, func(string) (Pod, error) { return o.get() })
+	p.merge(u, in.At)
 	return p
 }
 
-// relist is p after a relist, one path per combination of the reads'
-// outcomes, the first ones, at most n of them.
-func (p *path) relist(l *Listing, n int) []*path {
+// relist is p after the relist in, one path per combination of the
+// reads' outcomes, the first ones, at most n of them.
+func (p *path) relist(in Input, n int) []*path {
+	l := in.Relist
 	entries := make([]Entry, len(l.Files))
 	at := make(map[string]int, len(l.Files))
 	for i, f := range l.Files {
@@ -181,7 +179,7 @@ func (p *path) relist(l *Listing, n int) []*path {
 			}
 			return l.Files[i].Reads[pick[i]].get()
 		})
-		q.merge(u)
+		q.merge(u, in.At)
 		out = append(out, q)
 		if len(out) == n {
 			// More than any cap keeps: the caller caps the rest.
@@ -202,12 +200,13 @@ func (p *path) relist(l *Listing, n int) []*path {
 	}
 }
 
-// merge hands u to the merge and notes, per key, what runs after it.
-func (p *path) merge(u *Update) {
+// merge hands u to the merge at the time of the input that sent it, and
+// notes, per key, what runs after it.
+func (p *path) merge(u *Update, at time.Time) {
 	if u == nil {
 		return
 	}
-	p.k.Storage.Merge(u)
+	p.k.Storage.MergeAt(u, at)
 	now := map[string]string{}
 	for _, pod := range p.k.Storage.pods {
 		now[pod.Key] = pod.identity()

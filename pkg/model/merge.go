@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // KubeletOp is the kind of a PodUpdate the merge sends to the sync loop.
@@ -44,9 +45,13 @@ func NewStorage() *Storage { return &Storage{pods: map[string]Pod{}} }
 // (REMOVE, ADD, UPDATE), each with its pods in key order. The first update
 // of the source sends an ADD even when it is empty, so that the kubelet
 // knows the source is ready.
-func (s *Storage) Merge(u *Update) []PodUpdate {
+func (s *Storage) Merge(u *Update) []PodUpdate { return s.MergeAt(u, time.Time{}) }
+
+// MergeAt is Merge at now, the time recordFirstSeenTime reads from the
+// clock: each pod it adds is first seen then (Pod.Seen).
+func (s *Storage) MergeAt(u *Update, now time.Time) []PodUpdate {
 	seenBefore := s.seen
-	adds, updates, removes := s.merge(u)
+	adds, updates, removes := s.merge(u, now)
 	firstSet := !seenBefore
 	var out []PodUpdate
 	for _, pu := range []PodUpdate{{KubeletRemove, removes}, {KubeletAdd, adds}, {KubeletUpdate, updates}} {
@@ -62,9 +67,10 @@ func (s *Storage) Merge(u *Update) []PodUpdate {
 
 // merge mirrors podStorage.merge: each pod of the update whose UID the
 // source held keeps the held pod, updated when it differs semantically
-// (checkAndUpdatePod); a new UID is an add; a UID held and not in the
+// (checkAndUpdatePod, which keeps its first-seen time); a new UID is an
+// add, first seen now (recordFirstSeenTime); a UID held and not in the
 // update is removed.
-func (s *Storage) merge(u *Update) (adds, updates, removes []Pod) {
+func (s *Storage) merge(u *Update, now time.Time) (adds, updates, removes []Pod) {
 	s.seen = true // markSourceSet
 	old := s.pods
 	strays := false
@@ -79,6 +85,7 @@ func (s *Storage) merge(u *Update) (adds, updates, removes []Pod) {
 			}
 			continue
 		}
+		ref.Seen = now
 		pods[ref.UID] = ref
 		adds = append(adds, ref)
 	}

@@ -267,7 +267,7 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 				// nothing, and no relist can come between the two.
 				continue
 			case push != noPush:
-				pin = append(pin, Input{push: push})
+				pin = append(pin, Input{push: push, At: x.At})
 				sent = push
 			default:
 				continue
@@ -323,7 +323,7 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 				early++
 			}
 		}
-		pin = append(pin, Input{Relist: l, Early: early})
+		pin = append(pin, Input{Relist: l, Early: early, At: x.At})
 	}
 	return pk, pin
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"strings"
+	"time"
 
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -24,6 +25,11 @@ type Pod struct {
 	// File is the path the pod was read from (its config source
 	// annotation).
 	File string
+	// Seen is, for a pod the merge holds, when it first took the pod's
+	// UID in (recordFirstSeenTime's annotation), as the input it came
+	// with is dated (Input.At); zero when that is not known. Two states
+	// that differ only in it are one: podwatch cannot tell them apart.
+	Seen time.Time
 }
 
 // identity is what Kubelet.Running says of p: its UID, then its

@@ -35,7 +35,7 @@ import (
 // time is new, and goes where it fell.
 func (t *Timeline) Again(s types.Snapshot) {
 	if t.started && s.KubeletRelist.After(t.relist) {
-		t.place(s, files(s.Files), t.taken-2)
+		t.place(s, files(s.Files), t.taken-2, true)
 	}
 }
 
@@ -46,9 +46,10 @@ func (t *Timeline) ReadAfter(at time.Time) bool {
 }
 
 // stamped is in, the input of s's i-th event, with when podwatch read
-// the version it holds (or saw the name gone) and the snapshot it came in.
+// the version it holds (or saw the name gone), the snapshot it came in,
+// and when the kubelet took it in as podwatch saw it (Input.At).
 func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
-	in.seen, in.snap = s.Time, t.taken
+	in.seen, in.snap, in.At = s.Time, t.taken, s.Time
 	if f := now.get(s.Events[i].Name); f != nil && !s.Events[i].Gone && !f.ChangedAt.IsZero() {
 		in.seen = f.ChangedAt
 	}
@@ -57,8 +58,9 @@ func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
 
 // place inserts the relist s reports where it fell among the window's
 // inputs, with what it read; the events of snapshots from recent on (by
-// Timeline.taken) may still have been queued when it began.
-func (t *Timeline) place(s types.Snapshot, now files, recent int) {
+// Timeline.taken) may still have been queued when it began. dated: the
+// relist is one podwatch saw, dated by it (Input.At), not an estimate.
+func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 	at, r := s.KubeletRelist, s.KubeletRelistRead
 	t.relist = at
 	// The kubelet's relists come in order: this one after every relist
@@ -82,6 +84,9 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int) {
 		early++
 	}
 	in := Input{Relist: t.listing(s, now, start, p, early), Early: early}
+	if dated {
+		in.At = at
+	}
 	t.inputs = slices.Insert(t.inputs, p, in)
 	for _, open := range t.open {
 		for j, k := range open {

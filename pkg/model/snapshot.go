@@ -54,8 +54,18 @@ func (t *Timeline) Inputs() []Input { return t.inputs }
 // relist when s says it saw a new one (free to come before any of the
 // events of s and of the snapshot before). The first snapshot, and
 // podwatch's own full list while no relist of the kubelet's is known,
-// stand in for the kubelet's list.
-func (t *Timeline) Add(s types.Snapshot) {
+// stand in for the kubelet's list. Each input is dated (Input.At): an
+// event by s, the kubelet's relist by when the detector saw it, a list of
+// podwatch's own not at all.
+func (t *Timeline) Add(s types.Snapshot) { t.add(s, true) }
+
+// AddUnseen is Add of s whose KubeletRelist is a relist of the kubelet's
+// podwatch did not see but knows came, dated by estimate: its input
+// carries no time, as the kubelet may have made it any time since the
+// last.
+func (t *Timeline) AddUnseen(s types.Snapshot) { t.add(s, false) }
+
+func (t *Timeline) add(s types.Snapshot, dated bool) {
 	now := files(s.Files)
 	t.late(s, now)
 	from := len(t.inputs)
@@ -113,7 +123,7 @@ func (t *Timeline) Add(s types.Snapshot) {
 		// The kubelet may take events in a while after podwatch: its
 		// relist may come before this snapshot's events and the last
 		// one's, still queued.
-		t.place(s, now, t.taken-1)
+		t.place(s, now, t.taken-1, dated)
 	}
 	t.files, t.started, t.events = now, true, events
 	t.taken++

@@ -29,6 +29,12 @@ type Input struct {
 	// Early is, for a relist, how many of the inputs before it it may
 	// have come before: events still queued when it began.
 	Early int
+	// At is when podwatch saw the kubelet take the input in: the
+	// snapshot that brought a watch event, the kubelet's relist as the
+	// detector saw it. Zero when podwatch does not know: its own list
+	// standing in for the kubelet's, a relist dated by estimate. The
+	// merge dates the pods it first sees by it (Pod.Seen).
+	At time.Time
 	// push stands, in a part, for another part's event that may have
 	// changed the store, which then sends all of it: what the part's keys
 	// hold in the store, the merge takes again.

@@ -91,7 +91,7 @@ func (k *Kubelet) Take(inputs []Input) {
 			u, _ = k.Source.ConsumeWatchEvent(*in.Event, func(string) (Pod, error) { return o.get() })
 		}
 		if u != nil {
-			k.Storage.Merge(u)
+			k.Storage.MergeAt(u, in.At)
 		}
 	}
 }
