@@ -174,7 +174,7 @@ func (c *computation) portChanges(w *portWindow) {
 			return // a change waits: the window holds what it will say
 		}
 	}
-	if e.Agreed() && !c.portHolds(ps) && !w.awaitsTakeBack() {
+	if e.Agreed() && !c.portHolds(ps) && !ps.tl.Unsettled() && !w.awaitsTakeBack() {
 		ps.fold(e)
 	}
 }
@@ -503,8 +503,49 @@ func (w *portWindow) emptyRelist(key string) bool {
 
 // via names, in the own view, the files key's pod ran from on the way
 // from said to to and the names whose deletion dropped it on the way,
-// since the window last ran said.
+// since the window last ran said; then the files the other ways ran it
+// from on the way (a temp file podwatch never read whole).
 func (w *portWindow) via(key, said, to string) []string {
+	names := w.ownVia(key, said, to)
+	part := w.e.Part(key)
+	if part == nil {
+		return names
+	}
+	ran := map[string]bool{}
+	for _, end := range part.Ends[1:] {
+		for _, id := range end.Runs[key] {
+			if id != "" && id != said && id != to {
+				ran[id] = true
+			}
+		}
+	}
+	if len(ran) == 0 {
+		return names
+	}
+	// A version of the file the change is from is no file on the way.
+	_, own, _ := w.own(key)
+	note := func(o model.Outcome) {
+		if o.Pod != nil && ran[o.Pod.Identity()] && o.Pod.File != own.File && !slices.Contains(names, pathBase(o.Pod.File)) {
+			names = append(names, pathBase(o.Pod.File))
+		}
+	}
+	for _, in := range w.inputs {
+		for _, o := range in.Reads {
+			note(o)
+		}
+		if in.Relist != nil {
+			for _, l := range in.Relist.Files {
+				for _, o := range l.Reads {
+					note(o)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// ownVia is via in the own view alone.
+func (w *portWindow) ownVia(key, said, to string) []string {
 	if w.states == nil {
 		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
 	}

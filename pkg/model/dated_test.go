@@ -60,3 +60,42 @@ func TestTimelineDatesInputs(t *testing.T) {
 		t.Fatalf("a relist dated by estimate: %+v, relisted %v; want no time on the input, the estimate kept as the last relist", in, est.Relisted())
 	}
 }
+
+// sed's temp file, written and gone before podwatch read it, the rename's
+// target moved in only in the next snapshot: the rename chain runs across
+// the two, and the temp file's read may have found the target's content.
+// Until then the read is unsettled: a window folded would lose it.
+func TestTimelineRenameChainAcrossSnapshots(t *testing.T) {
+	const key = "ns/a"
+	v1, v2 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v2")
+	tl, p, from := listedTimeline(v1)
+	if tl.Unsettled() {
+		t.Fatalf("a first list alone is unsettled")
+	}
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "sedX1"}}, Files: []*types.File{v1}})
+	if !tl.Unsettled() {
+		t.Fatalf("a name gone before podwatch read it is settled")
+	}
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "sedX1", Gone: true}}, Files: []*types.File{v1}})
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{v2}})
+	read := tl.Inputs()[from].Reads
+	if !slices.ContainsFunc(read, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v2" && o.Pod.File == "m/sedX1" }) {
+		t.Fatalf("the temp file's read %+v has not the target's content", read)
+	}
+	a1, a2 := FromManifest(v1.Pod, v1.Path), FromManifest(v2.Pod, v2.Path)
+	wantSpan(t, Explore(p.k, tl.Inputs()[from:], 64).Span(key), id(&a1), id(&a2), types.Bounded(0, 1), false, 0)
+
+	// Written and closed, read whole: settled at once.
+	tl, _, _ = listedTimeline(v1)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{v2}})
+	if tl.Unsettled() {
+		t.Fatalf("a whole read is unsettled")
+	}
+	// Read while still open for writing: unsettled.
+	half := *v2
+	half.Complete = false
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{&half}})
+	if !tl.Unsettled() {
+		t.Fatalf("a read of a file still being written is settled")
+	}
+}

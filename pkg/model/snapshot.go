@@ -133,14 +133,46 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 // podwatch.
 const lag = 2
 
+// Unsettled says a read of the last lag snapshots' events may still be
+// widened by the next snapshot (late): podwatch never read the file
+// whole, as it went first or was being written, or the read has a choice.
+// A window folded now would lose the versions the next events show it
+// may have had (sed's temp file read partly, then renamed).
+func (t *Timeline) Unsettled() bool {
+	for _, i := range slices.Concat(t.open...) {
+		in := t.inputs[i]
+		if len(in.Reads) > 1 {
+			return true
+		}
+		if f := t.files.get(filepath.Base(in.Event.Path)); f == nil || !f.Complete {
+			return true
+		}
+	}
+	return false
+}
+
 // late widens the reads of the last lag snapshots' events on a name s's
 // events touch again: the kubelet, behind podwatch, may have read the
 // file only after that, and found it gone, not decodable, or as s has it.
+// A name whose going ended the last snapshot's events, s's first event
+// bringing another in, is a rename chain across the two: the version
+// that went may be the one that came.
 func (t *Timeline) late(s types.Snapshot, now files) {
+	went := ""
+	if n := len(t.inputs); n > 0 && t.inputs[n-1].Event != nil && t.inputs[n-1].Event.Type == PodDelete {
+		went = t.inputs[n-1].Event.Path
+	}
+	var came *types.File
+	if len(s.Events) > 0 && !s.Events[0].Gone {
+		came = now.get(s.Events[0].Name)
+	}
 	for _, i := range slices.Concat(t.open...) {
 		in := &t.inputs[i]
 		name := filepath.Base(in.Event.Path)
 		if !slices.ContainsFunc(s.Events, func(e types.WatchEvent) bool { return e.Name == name }) {
+			if o := view(came, in.Event.Path); in.Event.Path == went && o.Pod != nil && !slices.ContainsFunc(in.Reads, o.same) {
+				in.Reads = append(slices.Clone(in.Reads), o)
+			}
 			continue
 		}
 		reads := slices.Clone(in.Reads)
@@ -197,10 +229,13 @@ func (t *Timeline) event(s types.Snapshot, now files, i int, folded bool) Input 
 // them, len(s.Events) after them), podwatch's view f first. When unsure,
 // the kubelet may have read another version: gone, not decodable, as the
 // last snapshot had it, or along a rename chain. When replaced (a later
-// event wrote the name again) or gone (the file went before podwatch read
-// it), the version may also be one podwatch never read at all: a rename
-// chain is a guess, as a file deleted and another moved in give the same
-// events as a rename.
+// event wrote the name again), the version may also be one podwatch never
+// read at all; so when gone (the file went before podwatch read it), but
+// for a name whose going the rename chain follows: its content is the
+// version the chain moved on (sed's temp file, renamed onto the
+// manifest). A file deleted and another moved in give the same events as
+// a rename, so a version written and deleted unread while another name
+// came is taken for the one that came.
 func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *types.File, unsure, replaced, gone bool) []Outcome {
 	var out []Outcome
 	add := func(o Outcome) {
@@ -225,10 +260,12 @@ func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *typ
 	// another in (a temp file renamed onto the manifest), went with what
 	// that one holds now; a name that came just after another went (a
 	// backup taken by renaming) holds what that one held.
+	chained := false
 	for j := i + 1; j >= 0 && j+1 < len(s.Events); j++ {
 		if e := s.Events[j]; e.Name == name && e.Gone {
 			if g := now.get(s.Events[j+1].Name); !s.Events[j+1].Gone && g != nil && g.Pod != nil {
 				add(view(g, path))
+				chained = true
 			}
 			break
 		}
@@ -238,7 +275,7 @@ func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *typ
 			add(view(g, path))
 		}
 	}
-	if !replaced && !gone {
+	if !replaced && (!gone || chained) {
 		return out
 	}
 	// A version written and replaced between two reads of podwatch's:

@@ -2,7 +2,9 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,9 +296,10 @@ func TestTimelineFoldedVersionMayBeUnseen(t *testing.T) {
 
 // A name moved in and deleted before podwatch read it, and another moved
 // in just after: the same events as a rename of the first onto the
-// second, so the first may have held the second's content, or one no one
-// read, which the kubelet may have run.
-func TestTimelineGoneBeforeAnotherCameMayBeUnseen(t *testing.T) {
+// second (sed's temp file), so the first held the second's content, or
+// was read partly or not at all: the rename chain names its version, and
+// no version no one read is among the outcomes.
+func TestTimelineGoneBeforeAnotherCameTakesTheChain(t *testing.T) {
 	const key = "ns/a"
 	bak := snapFile("m", "a.yaml.bak", key, "v7")
 	tl, _, from := listedTimeline()
@@ -307,9 +310,22 @@ func TestTimelineGoneBeforeAnotherCameMayBeUnseen(t *testing.T) {
 	}) {
 		t.Errorf("the gone name's read %+v has not the next name's content", read)
 	}
-	if !slices.ContainsFunc(read, func(o Outcome) bool {
+	if slices.ContainsFunc(read, func(o Outcome) bool {
+		return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen)
+	}) {
+		t.Errorf("the gone name's read %+v has an unseen version, where the chain names it", read)
+	}
+	if !slices.ContainsFunc(read, func(o Outcome) bool { return o.Err != nil && !errors.Is(o.Err, fs.ErrNotExist) }) ||
+		!slices.ContainsFunc(read, func(o Outcome) bool { return errors.Is(o.Err, fs.ErrNotExist) }) {
+		t.Errorf("the gone name's read %+v is not also partial and gone", read)
+	}
+	// Gone with no name coming after it: a version no one read, of a key
+	// the events' names gave.
+	tl, _, from = listedTimeline(bak)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "sedX1"}, {Name: "sedX1", Gone: true}, {Name: "a.yaml.bak", Gone: true}}, Files: []*types.File{}})
+	if read := tl.Inputs()[from].Reads; !slices.ContainsFunc(read, func(o Outcome) bool {
 		return o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) && o.Pod.Key == key
 	}) {
-		t.Errorf("the gone name's read %+v has no unseen version of %s", read, key)
+		t.Errorf("gone with no chain: the read %+v has no unseen version of %s", read, key)
 	}
 }
