@@ -99,3 +99,32 @@ func TestTimelineRenameChainAcrossSnapshots(t *testing.T) {
 		t.Fatalf("a read of a file still being written is settled")
 	}
 }
+
+// An event the source folded several versions into is an input per
+// version: the kubelet may have run each, a restart more apiece. Past
+// maxFolded the last stands for the rest and the exploration is capped.
+func TestTimelineFoldedVersionsEach(t *testing.T) {
+	const key = "ns/a"
+	v1, v3 := snapFile("m", "a.yaml", key, "v1"), snapFile("m", "a.yaml", key, "v3")
+	a1, a3 := FromManifest(v1.Pod, v1.Path), FromManifest(v3.Pod, v3.Path)
+	for _, tc := range []struct {
+		folded, inputs int
+		before         types.Range
+		capped         bool
+	}{
+		{1, 2, types.Bounded(0, 1), false},
+		{2, 3, types.Bounded(0, 2), false},
+		{5, maxFolded + 1, types.Range{Min: 0}, true},
+	} {
+		tl, p, from := listedTimeline(v1)
+		tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml", Folded: tc.folded}}, Files: []*types.File{v3}})
+		if n := len(tl.Inputs()) - from; n != tc.inputs {
+			t.Errorf("folded %d: %d inputs, want %d", tc.folded, n, tc.inputs)
+		}
+		e := Explore(p.k, tl.Inputs()[from:], 32)
+		if e.Capped != tc.capped {
+			t.Errorf("folded %d: capped %v, want %v", tc.folded, e.Capped, tc.capped)
+		}
+		wantSpan(t, e.Span(key), id(&a1), id(&a3), tc.before, false, 0)
+	}
+}

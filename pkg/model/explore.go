@@ -17,6 +17,7 @@ func explorePart(k *Kubelet, inputs []Input, max int) ([]End, bool) {
 	for _, order := range orders {
 		paths := []*path{start(k)}
 		for _, in := range order {
+			capped = capped || in.Capped
 			var next []*path
 			step := map[string]bool{}
 			for _, p := range paths {

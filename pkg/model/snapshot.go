@@ -91,8 +91,17 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 	} else if !t.unwatched {
 		var open []int
 		for i := range s.Events {
-			if s.Events[i].Folded > 0 && !s.Events[i].Gone {
-				t.inputs = append(t.inputs, t.stamped(t.event(s, now, i, true), s, now, i))
+			// One input per version the source folded in before the
+			// last: the kubelet may have read, and run, each. Past
+			// maxFolded of them, the last stands for the rest, and the
+			// exploration is capped.
+			for j := range min(s.Events[i].Folded, maxFolded) {
+				if s.Events[i].Gone {
+					break
+				}
+				in := t.stamped(t.event(s, now, i, true), s, now, i)
+				in.Capped = j == maxFolded-1 && s.Events[i].Folded > maxFolded
+				t.inputs = append(t.inputs, in)
 				open = append(open, len(t.inputs)-1)
 			}
 			in := t.stamped(t.event(s, now, i, false), s, now, i)
@@ -132,6 +141,11 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 // lag is how many snapshots the kubelet may take events in behind
 // podwatch.
 const lag = 2
+
+// maxFolded bounds the inputs one event's folded versions make: each
+// multiplies the ways by its reads' outcomes, and a few are past any
+// cap's worth of distinct runs.
+const maxFolded = 2
 
 // Unsettled says a read of the last lag snapshots' events may still be
 // widened by the next snapshot (late): podwatch never read the file
@@ -208,11 +222,11 @@ func (t *Timeline) late(s types.Snapshot, now files) {
 // the events holds now (a temp file renamed onto the manifest) or what an
 // earlier name went away with (a backup taken by renaming).
 //
-// folded makes it the input of the first of the events the source folded
-// into s's i-th (types.WatchEvent.Folded): a write in chunks, or a write
-// and a rename onto the name. Versions came after it, so the kubelet's
-// read there may have found one podwatch never read; the input of the
-// event itself is the last one's.
+// folded makes it the input of one of the events the source folded into
+// s's i-th before the last (types.WatchEvent.Folded): a write in chunks,
+// or a write and a rename onto the name. Versions came after it, so the
+// kubelet's read there may have found one podwatch never read; the input
+// of the event itself is the last one's.
 func (t *Timeline) event(s types.Snapshot, now files, i int, folded bool) Input {
 	e := s.Events[i]
 	path := pathOf(s, e.Name)

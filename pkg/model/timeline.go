@@ -35,6 +35,10 @@ type Input struct {
 	// standing in for the kubelet's, a relist dated by estimate. The
 	// merge dates the pods it first sees by it (Pod.Seen).
 	At time.Time
+	// Capped says the input stands for more reads than it explores:
+	// versions the source folded past maxFolded, each of which may be
+	// a restart more. A part that takes it in is capped.
+	Capped bool
 	// push stands, in a part, for another part's event that may have
 	// changed the store, which then sends all of it: what the part's keys
 	// hold in the store, the merge takes again.
