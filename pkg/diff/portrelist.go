@@ -84,6 +84,11 @@ func (w *portWindow) bounce(key string, pub PodState, said string) bool {
 	case run == prev || prev == "":
 		return false
 	case run != "" && prev != said:
+		if _, waits := w.c.next.Pending["pod/"+key]; waits {
+			// The pod the relist took back was never said: the
+			// excursion's two UPDATEs are.
+			return false
+		}
 		return w.wentBack(key, i)
 	case run != "":
 		return w.excursion(key, pub, said)

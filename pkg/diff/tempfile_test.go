@@ -15,6 +15,17 @@ type sedSteps struct {
 	t   *testing.T
 	st  State
 	seq uint64
+	// engine, when set, is the engine stepped instead of the default.
+	engine Engine
+}
+
+// opts are the options each step takes.
+func (q *sedSteps) opts() Options {
+	o := testOpts
+	if q.engine != "" {
+		o.Engine = q.engine
+	}
+	return o
 }
 
 // at takes in a snapshot of files at now, made by events (Changed being
@@ -32,7 +43,7 @@ func (q *sedSteps) at(now time.Time, relist bool, events []types.WatchEvent, fil
 		slices.Sort(snap.Changed)
 		snap.Changed = slices.Compact(snap.Changed)
 	}
-	return Advance(&q.st, snap, now, testOpts)
+	return Advance(&q.st, snap, now, q.opts())
 }
 
 // rest runs the rechecks of the last snapshot until none is asked for.
@@ -42,7 +53,7 @@ func (q *sedSteps) rest(now, recheck time.Time, files ...types.File) []types.Cha
 	var chs []types.Change
 	for !recheck.IsZero() {
 		var more []types.Change
-		more, recheck = Advance(&q.st, snap, recheck, testOpts)
+		more, recheck = Advance(&q.st, snap, recheck, q.opts())
 		chs = append(chs, more...)
 	}
 	return chs
@@ -57,7 +68,7 @@ func (q *sedSteps) rest(now, recheck time.Time, files ...types.File) []types.Cha
 // naming the temp file, and never the two restarts as certain.
 func TestSedTempFile(t *testing.T) {
 	const tmp = "sedQ3xZ9a"
-	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	v1f := sedV1()
 	may := "may have taken in " + tmp
 	once := "so it may restart the pod once more before this"
 	start := func(t *testing.T) *sedSteps {
@@ -179,18 +190,7 @@ func TestSedTempFile(t *testing.T) {
 	// A relist while the new file's UPDATE waits: the file outlived the
 	// kubelet's read, which ran its pod until this relist took the winner
 	// back; both restarts are said.
-	t.Run("a relist while held", func(t *testing.T) {
-		q := start(t)
-		early := valid("a.yaml", pod("web", "img:2"), saveAt(0))
-		if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evWrote("a.yaml")}, early, v1f); len(chs) != 0 {
-			t.Fatalf("the new file: %q, want it held", podOps(chs))
-		}
-		chs, recheck := q.at(saveAt(500), true, nil, early, v1f)
-		chs = append(chs, q.rest(saveAt(500), recheck, early, v1f)...)
-		if got := podOps(chs); got != "UPDATE a.yaml, UPDATE web.yaml" || !strings.Contains(chs[1].Message, "now from web.yaml (was a.yaml)") {
-			t.Fatalf("the relist: %q, want the held UPDATE and the one back\n%+v", got, chs)
-		}
-	})
+	t.Run("a relist while held", func(t *testing.T) { relistWhileHeld(start(t)) })
 
 	// A new file that stays past the settle delay: the kubelet read it,
 	// and the UPDATE to it, and the one back, are certain.
@@ -208,6 +208,37 @@ func TestSedTempFile(t *testing.T) {
 			t.Fatalf("the new file deleted later: %q %q", podOps(chs), m)
 		}
 	})
+}
+
+// sedV1 is web.yaml as the sed tests start with it.
+func sedV1() types.File { return valid("web.yaml", pod("web", "img:1"), t0) }
+
+// relistWhileHeld: a relist while the new file's UPDATE waits. The file
+// outlived the kubelet's read, which ran its pod until this relist took
+// the winner back; both restarts are said.
+func relistWhileHeld(q *sedSteps) {
+	t := q.t
+	t.Helper()
+	early := valid("a.yaml", pod("web", "img:2"), saveAt(0))
+	if chs, _ := q.at(saveAt(0), false, []types.WatchEvent{evWrote("a.yaml")}, early, sedV1()); len(chs) != 0 {
+		t.Fatalf("the new file: %q, want it held", podOps(chs))
+	}
+	chs, recheck := q.at(saveAt(500), true, nil, early, sedV1())
+	chs = append(chs, q.rest(saveAt(500), recheck, early, sedV1())...)
+	if got := podOps(chs); got != "UPDATE a.yaml, UPDATE web.yaml" || !strings.Contains(chs[1].Message, "now from web.yaml (was a.yaml)") {
+		t.Fatalf("the relist: %q, want the held UPDATE and the one back\n%+v", got, chs)
+	}
+}
+
+// The port says the excursion a relist ended while its UPDATE waited as
+// the two UPDATEs, not as a relist that went back between watch events
+// said as one: the pod it took back from was never said.
+func TestPortRelistWhileHeldSaysTheExcursion(t *testing.T) {
+	q := &sedSteps{t: t, engine: EnginePort}
+	if chs, _ := q.at(t0, true, nil, sedV1()); podOps(chs) != "ADD web.yaml" {
+		t.Fatalf("first list: %q", podOps(chs))
+	}
+	relistWhileHeld(q)
 }
 
 type errString string
