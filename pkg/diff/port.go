@@ -51,6 +51,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	if c.window.ps != nil {
 		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom}
 		c.portChanges(&w)
+		w.invalidDue()
 	}
 	c.amendIn(&ps.said, &ps.lateSeen)
 	if incremental {
@@ -328,6 +329,25 @@ func (w *portWindow) invalidSince(name string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return c.reportedSince("invalid/" + name)
+}
+
+// invalidDue asks for a recheck a relist period after a published pod's
+// file turned invalid, while podwatch knows no relist of the kubelet's:
+// the watch ignores the file and keeps the pod, and by then a relist of
+// the kubelet's fell within the span and stopped it (see remove).
+func (w *portWindow) invalidDue() {
+	c := w.c
+	if !c.keptInvalid {
+		return // no file's problem said the kubelet keeps its pod
+	}
+	for _, p := range c.next.Pods {
+		if f := c.file(p.File); f == nil || f.Err == nil {
+			continue
+		}
+		if from, ok := w.invalidSince(p.File); ok {
+			c.due(from.Add(c.opts.RelistPeriod))
+		}
+	}
 }
 
 // shortSpan is pub's file fixed now after less than a relist period
