@@ -21,11 +21,17 @@ import (
 // the count may fall short, naming how many of its last changes it is
 // about, so that whoever counts the restarts knows which.
 
-// saidRun is a pod's changes since the first said with a bounded count.
+// saidRun is a pod's changes since the first said with a bounded count
+// (none when n is 0), and, for the port, the REMOVE last said of it.
 type saidRun struct {
 	first time.Time // when podwatch said it
 	n     int       // changes of the pod said since, that one included
 	ids   []uint64  // their claims' IDs
+	// removed is the claim ID of the last change the port said of the
+	// pod when that was a REMOVE the kubelet may skip, 0 otherwise: an
+	// ADD said next where the kubelet may never have stopped the pod
+	// goes with it, all or nothing (see portState.noteRemoved).
+	removed uint64
 }
 
 // noteSaid counts a change of key's pod just emitted; bounded says its
@@ -39,12 +45,12 @@ func (c *computation) noteSaid(key string, bounded bool, id uint64) {
 // noteSaidIn is noteSaid over the runs *said keeps (the catalogue's
 // kubeletView's, or the port's).
 func (c *computation) noteSaidIn(said *map[string]saidRun, key string, bounded bool, id uint64) {
-	r, ok := (*said)[key]
+	r := (*said)[key]
 	switch {
-	case ok:
+	case r.n > 0:
 		r.n++
 	case bounded && !c.snap.Relist:
-		r = saidRun{first: c.snapTime(), n: 1}
+		r = saidRun{first: c.snapTime(), n: 1, removed: r.removed}
 	default:
 		return
 	}
@@ -86,9 +92,9 @@ func (c *computation) amendIn(said *map[string]saidRun, lateSeen *time.Time) {
 		}
 	}
 	for key, r := range *said {
-		if c.snapTime().Sub(r.first) > 2*span {
+		if r.n > 0 && c.snapTime().Sub(r.first) > 2*span {
 			// A sign is seen moments after the read it dates.
-			delete(*said, key)
+			forgetRun(*said, key)
 		}
 	}
 	if !sign.at.After(*lateSeen) {
@@ -96,11 +102,21 @@ func (c *computation) amendIn(said *map[string]saidRun, lateSeen *time.Time) {
 	}
 	*lateSeen = sign.at
 	for _, key := range slices.Sorted(maps.Keys(*said)) {
-		if r := (*said)[key]; r.first.Sub(sign.at).Abs() <= span {
+		if r := (*said)[key]; r.n > 0 && r.first.Sub(sign.at).Abs() <= span {
 			c.emit(c.mayHaveRestarted(key, r, sign))
-			delete(*said, key)
+			forgetRun(*said, key)
 		}
 	}
+}
+
+// forgetRun drops key's run of changes from said, keeping the REMOVE
+// noted of it, which lives until the next change said of the pod.
+func forgetRun(said map[string]saidRun, key string) {
+	if r := said[key]; r.removed != 0 {
+		said[key] = saidRun{removed: r.removed}
+		return
+	}
+	delete(said, key)
 }
 
 // mayHaveRestarted is the Warning for key's run r of changes, at sign.

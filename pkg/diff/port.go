@@ -765,6 +765,8 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 	}
 	if cl.MaySkip && w.neverStopped(key) {
 		detail += "; if the relist before never stopped the pod, the kubelet makes no start: it may skip this restart"
+		// Skipped, the REMOVE said before was too: all or nothing.
+		cl.With = w.ps.said[key].removed
 	}
 	c.portEmit(addChange(key, f, typ, msg, detail, cl.MaySkip), cl)
 }
@@ -958,6 +960,7 @@ func (c *computation) portEmit(ch types.Change, cl *types.Claim) {
 		// A count on the watch bounds the restarts, unless a sign of a
 		// late file source was near (see claim).
 		c.noteSaidIn(&ps.said, key, cl.At == types.ClaimAtWatch && cl.Before.Max != nil, cl.ID)
+		ps.noteRemoved(key, cl)
 	}
 	c.cl, c.bounded = claimParts{}, false // the catalogue's words may have set them
 	c.changes = append(c.changes, ch)

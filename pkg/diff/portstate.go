@@ -102,6 +102,26 @@ const (
 	handedAgain          // the same snapshot, for a recheck
 )
 
+// noteRemoved notes, after cl was said of key's pod, the REMOVE the
+// kubelet may skip that an ADD said next goes with (saidRun.removed):
+// cl's ID if it is one, none otherwise.
+func (ps *portState) noteRemoved(key string, cl *types.Claim) {
+	r, ok := ps.said[key]
+	r.removed = 0
+	if cl.Op == types.OpRemove && cl.MaySkip {
+		r.removed = cl.ID
+	}
+	switch {
+	case r.n > 0 || r.removed != 0:
+		if ps.said == nil {
+			ps.said = map[string]saidRun{}
+		}
+		ps.said[key] = r
+	case ok:
+		delete(ps.said, key)
+	}
+}
+
 func newPortState() *portState {
 	return &portState{base: model.NewKubelet(), tl: &model.Timeline{}}
 }
