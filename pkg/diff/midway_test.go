@@ -169,7 +169,20 @@ func TestChunkedHalfReadByARelist(t *testing.T) {
 	if podOps(chs) != "UPDATE web.yaml" || (defaultEngine == EngineCatalogue && !strings.Contains(updateMessage(chs), "the kubelet may read only the whole and skip this restart")) || !chs[len(chs)-1].MaySkip {
 		t.Fatalf("the half at a relist: %q %q, want an UPDATE the kubelet may skip", podOps(chs), updateMessage(chs))
 	}
-	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, skip: true})
+	want := claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, skip: true}
+	if defaultEngine == EnginePort {
+		// The port dates it as it does a rename its own relist read
+		// first (TestRelistBeforeTheRenameEventsSaysTheRace): at the
+		// kubelet's relist that list stands for, an estimate. That relist
+		// may have read the file mid-write and not decoded it:
+		// extractFromDir leaves it out, listConfig sends the empty list
+		// and keeps the store, and podStorage.merge takes every update as
+		// the source's whole set, so it removes the pod. The next read
+		// that decodes (the writer's next event, or the next relist)
+		// starts it again: one stop and start may follow.
+		want = claimWant{op: types.OpUpdate, at: types.ClaimAtRelist, skip: true, after: 1, estimate: true}
+	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), want)
 }
 
 // After a restart the first list reads the manifest as it was changed
