@@ -27,8 +27,7 @@ import (
 // (Prior). The relist reads each file as it was at its place, or, for a
 // write during it that came before its open of the file, that write.
 // Where podwatch cannot tell, the exploration takes the other ways: the
-// relist may come before the recent events before it (Input.Early), and
-// its read of a file may be the content before them.
+// relist may come before the recent events before it (Input.Early).
 
 // Again takes in a snapshot handed again (the same Seq): its events are
 // in already; only a relist of the kubelet's it reports for the first
@@ -83,7 +82,7 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 	for i := p - 1; i >= start && t.inputs[i].snap >= recent; i-- {
 		early++
 	}
-	in := Input{Relist: t.listing(s, now, start, p, early), Early: early}
+	in := Input{Relist: t.listing(s, now, start, p), Early: early}
 	if dated {
 		in.At = at
 	}
@@ -221,8 +220,10 @@ func (t *Timeline) readsBefore(i int, path string) []Outcome {
 
 // listing is the folder as the relist placed at p read it: each name as
 // the inputs before p left it, or a write during the relist that came
-// before its open of the file; the content before the early inputs too.
-func (t *Timeline) listing(s types.Snapshot, now files, start, p, early int) *Listing {
+// before its open of the file. Moved before the early inputs
+// (Input.Early), it reads the same: a set of outcomes for each of them
+// would multiply the ways past the cap.
+func (t *Timeline) listing(s types.Snapshot, now files, start, p int) *Listing {
 	if errors.Is(s.PathErr, fs.ErrNotExist) {
 		// Gone now: podwatch's own view is that the relist found it gone.
 		return &Listing{Missing: true}
@@ -258,7 +259,7 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p, early int) *Li
 			// relist read the file as either snapshot has it.
 			ls.Reads = t.listed(path, kind, now.get(name), t.files.get(name)).Reads
 		default:
-			ls.Reads = t.readAt(path, start, p, early, r)
+			ls.Reads = t.readAt(path, start, p, r)
 		}
 		l.Files = append(l.Files, ls)
 	}
@@ -267,7 +268,7 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p, early int) *Li
 
 // readAt are the outcomes of the relist's read of path, placed at p:
 // podwatch's own view first.
-func (t *Timeline) readAt(path string, start, p, early int, r types.RelistRead) []Outcome {
+func (t *Timeline) readAt(path string, start, p int, r types.RelistRead) []Outcome {
 	var out []Outcome
 	add := func(os ...Outcome) {
 		for _, o := range os {
@@ -291,10 +292,5 @@ func (t *Timeline) readAt(path string, start, p, early int, r types.RelistRead) 
 		}
 	}
 	add(t.readsBefore(p, path)...)
-	for i := max(p-early, start); i < p; i++ {
-		if e := t.inputs[i].Event; e != nil && e.Path == path {
-			add(t.readsBefore(i, path)...)
-		}
-	}
 	return out
 }
