@@ -824,7 +824,7 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 	}
 	c.portEmit(types.Change{
 		Op: types.OpUpdate, Type: v1.EventTypeNormal, Reason: types.ReasonUpdated, Object: podObject(key), File: f.Name, Hash: f.Pod.Hash,
-		Pod: f.Pod, At: w.changeAt(p, f, cl), MaySkip: cl.MaySkip, Back: back,
+		Pod: f.Pod, At: w.changeAt(key, to, p, f, cl), MaySkip: cl.MaySkip, Back: back,
 		ID:      changeID(key, types.OpUpdate, f),
 		Key:     transition(types.ReasonUpdated, f.Name, p.identity(), fileIdentity(f)),
 		Message: c.updated(key, p, f, facts, nil),
@@ -937,10 +937,19 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 // makes long after the content may have been written (a chmod of a
 // shadowed file, the winner taken back), the relist the claim puts it
 // at, or the snapshot that brought the event.
-func (w *portWindow) changeAt(p PodState, f *types.File, cl *types.Claim) time.Time {
+func (w *portWindow) changeAt(key, to string, p PodState, f *types.File, cl *types.Claim) time.Time {
 	c := w.c
 	if p.File == f.Name {
 		return f.ChangedAt
+	}
+	if cl.At == types.ClaimAtRelist {
+		// The relist that made it, as podwatch saw it open the folder: a
+		// window said later (held for a relist that may still come early,
+		// or past a later relist) would otherwise date it after the
+		// kubelet's answer, which a follower then never counts.
+		if i := w.madeBy(key, to); i >= 0 && w.inputs[i].Relist != nil && !w.inputs[i].At.IsZero() {
+			return types.Later(f.ChangedAt, w.inputs[i].At)
+		}
 	}
 	at := c.snapTime()
 	if cl.At == types.ClaimAtRelist && !cl.Estimate && !c.snap.KubeletRelist.IsZero() {

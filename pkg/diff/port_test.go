@@ -141,3 +141,57 @@ func TestPortUnseenRelistOnlyOverAQuietPeriod(t *testing.T) {
 		}
 	}
 }
+
+// emacs's save with backups: web.yaml renamed to web.yaml~, the new
+// content written to web.yaml. The kubelet's relist goes back to the
+// backup, which sorts last; the UPDATE it makes is dated by that relist
+// as podwatch saw it open the folder, even when said after a later one:
+// the follower counts only a pod created after the change's time, and the
+// kubelet starts the backup's pod right after its relist.
+func TestPortRelistUpdateIsDatedByItsRelist(t *testing.T) {
+	opts := testOpts
+	opts.Engine = EnginePort
+	opts.RelistPeriod = 2 * time.Second
+	v1f := valid("web.yaml", pod("web", "img:1"), t0)
+	back := valid("web.yaml~", pod("web", "img:1"), t0.Add(4410*time.Millisecond))
+	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(4410*time.Millisecond))
+	var st State
+	var seq uint64
+	var updates []types.Change
+	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) {
+		t.Helper()
+		seq++
+		now := t0.Add(at)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
+		chs, _ := Advance(&st, snap, now, opts)
+		for _, ch := range chs {
+			if ch.Op == types.OpUpdate {
+				updates = append(updates, ch)
+			}
+		}
+	}
+	step(0, 0, nil, &v1f)
+	step(2*time.Second, 2*time.Second, []types.WatchEvent{}, &v1f)
+	step(4*time.Second, 4*time.Second, []types.WatchEvent{}, &v1f)
+	step(4410*time.Millisecond, 4*time.Second, []types.WatchEvent{{Name: "web.yaml", Gone: true}, {Name: "web.yaml~"}, {Name: "web.yaml"}}, &v2f, &back)
+	// Another pod's file comes just after the relist opened the folder,
+	// and podwatch sees that relist after it: the relist is then not the
+	// window's last input.
+	other := valid("other.yaml", pod("other", "img:1"), t0.Add(5950*time.Millisecond))
+	step(5950*time.Millisecond, 4*time.Second, []types.WatchEvent{{Name: "other.yaml"}}, &v2f, &back, &other)
+	step(5960*time.Millisecond, 5910*time.Millisecond, []types.WatchEvent{}, &v2f, &back, &other)
+	step(7910*time.Millisecond, 7910*time.Millisecond, []types.WatchEvent{}, &v2f, &back, &other)
+	step(9910*time.Millisecond, 9910*time.Millisecond, []types.WatchEvent{}, &v2f, &back, &other)
+	var got *types.Change
+	for i := range updates {
+		if updates[i].File == "web.yaml~" {
+			got = &updates[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no UPDATE to web.yaml~ among %v", podOps(updates))
+	}
+	if want := t0.Add(5910 * time.Millisecond); !got.At.Equal(want) {
+		t.Errorf("UPDATE to web.yaml~ dated %v, want the relist that made it, %v", got.At.Sub(t0), want.Sub(t0))
+	}
+}
