@@ -105,9 +105,13 @@ type target struct {
 	// names the containers whose image changed, which must be new.
 	inPlace bool
 	restart map[string]bool
-	warned  int               // NotStarted reports so far
-	warnAt  time.Time         // when the next one is due, once past the deadline
-	cause   types.FollowCause // what the last poll saw instead, while warned
+	// seen is what the last poll saw instead of the change done, logged
+	// when it changes: what a follower that never says the change done
+	// was waiting for.
+	seen   string
+	warned int               // NotStarted reports so far
+	warnAt time.Time         // when the next one is due, once past the deadline
+	cause  types.FollowCause // what the last poll saw instead, while warned
 	// uid is the pod's UID as the last poll found it (the new sandbox's,
 	// or metadata.uid), "" when not known: the mirror pod must have it.
 	uid string
@@ -239,6 +243,7 @@ func (f *Follower) take() {
 			continue
 		}
 		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
+		f.log.Debug("following a change", "pod", key, "op", ch.Op, "file", ch.File, "at", at)
 		if ch.Op == types.OpRemove {
 			delete(f.static, key)
 			delete(f.backs, key)
@@ -368,6 +373,10 @@ func (f *Follower) judge(ctx context.Context, key string, t *target, obs *observ
 		return
 	}
 	t.cause = cause
+	if why != t.seen {
+		f.log.Debug("change not seen done yet", "pod", key, "op", t.ch.Op, "at", t.at, "seen", why)
+		t.seen = why
+	}
 	if now.Before(t.deadline) || (t.warned > 0 && now.Before(t.warnAt)) {
 		return
 	}

@@ -563,7 +563,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			err = nil
 		}
 		if err != nil {
-			followErrs = append(followErrs, fmt.Sprintf("%s: the kubelet's sandboxes say %s, podwatch's follower last said %q %q", p, want, r, msg))
+			followErrs = append(followErrs, fmt.Sprintf("%s: the kubelet's sandboxes say %s, podwatch's follower last said %q %q; what it followed and saw:\n%s", p, want, r, msg, pw.followed(full(p))))
 		}
 		if len(sc.pods) > 1 {
 			r = p + ": " + r
@@ -1155,6 +1155,21 @@ func (w logWriter) Write(b []byte) (int, error) {
 type sweep struct {
 	at   time.Time
 	what string
+}
+
+// followed is what podwatch's follower logged of the pod fullName: each
+// change it followed and what it saw instead of that change done.
+func (p *podwatch) followed(fullName string) string {
+	p.mu.Lock()
+	text := p.logs.String()
+	p.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, " pod="+fullName+" ") && (strings.Contains(line, `msg="following a change"`) || strings.Contains(line, `msg="change not seen done yet"`)) {
+			out = append(out, "  "+line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // sweepAttrs are the attributes of a sweep line worth a timeline entry.
