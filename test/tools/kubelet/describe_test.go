@@ -126,7 +126,8 @@ func TestDescribeShowsTheKubeletsWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sortedRows(podwatchRows(rows)), sortedRows(podwatchRows(eventRows("\nEvents:\n"+string(want)))); got != want {
+	wantRows := podwatchRows(eventRows("\nEvents:\n" + string(want)))
+	if got, want := sortedRows(lateHedgeOff(t, podwatchRows(rows), wantRows, pw.events(t), pod)), sortedRows(wantRows); got != want {
 		t.Errorf("podwatch's rows in kubectl describe differ from %s (-update rewrites it and docs/events.md):\ngot:\n%s\nwant:\n%s", golden, got, want)
 	}
 	text, err := os.ReadFile(readme)
@@ -249,6 +250,37 @@ func podwatchRows(rows [][]string) [][]string {
 	for _, r := range rows {
 		if len(r) == 5 && strings.HasPrefix(r[3], "podwatch") {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lateHedgeOff is got with the hedge of an unbounded UPDATE taken off its
+// message. A kubelet whose relist came late near the edit (a loaded
+// machine) may take the edit's events in seconds apart with a relist
+// between: podwatch's claim for it then has no bound, and its words say
+// so after the transcript's. Only that claim's row, and only words after
+// the transcript's whole message, are taken off.
+func lateHedgeOff(t *testing.T, got, want [][]string, evs []v1.Event, pod string) [][]string {
+	t.Helper()
+	unbounded := false
+	for _, ev := range evs {
+		if c, ok := eventClaim(ev); ok && ev.Reason == types.ReasonUpdated && ev.InvolvedObject.Name == pod && c.Before.Max == nil {
+			unbounded = true
+		}
+	}
+	if !unbounded {
+		return got
+	}
+	out := make([][]string, len(got))
+	for i, r := range got {
+		out[i] = r
+		for _, w := range want {
+			if r[1] == types.ReasonUpdated && w[1] == r[1] && strings.HasPrefix(r[4], w[4]+"; ") {
+				t.Logf("podwatch saw the kubelet's file source late near the edit; its UPDATE says so after the transcript's words: %q", r[4])
+				out[i] = slices.Clone(r)
+				out[i][4] = w[4]
+			}
 		}
 	}
 	return out
