@@ -5,6 +5,7 @@ package kubelet
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -168,7 +169,8 @@ var errPortTaken = errors.New("a port given to the kubelet was taken before it b
 const startAttempts = 3
 
 // Start runs the fake CRI and the kubelet on cfg.Dir/manifests and returns
-// once the kubelet's healthz answers, or the error that kept it from it.
+// once the kubelet's healthz answers and its server serves on its port, or
+// the error that kept it from it.
 // A port is free when chosen but not held until the kubelet binds it, so a
 // kubelet that exits because it was taken meanwhile is started again.
 func Start(ctx context.Context, cfg Config) (*Kubelet, error) {
@@ -278,7 +280,7 @@ func start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		k.waitErr = k.cmd.Wait()
 		close(k.exited)
 	}()
-	if err = k.awaitHealthy(ctx, ports[1]); err == nil {
+	if err = k.awaitHealthy(ctx, ports[0], ports[1]); err == nil {
 		err = k.awaitWatch(ctx)
 	}
 	if err != nil {
@@ -407,31 +409,63 @@ func (k *Kubelet) exitedEarly() error {
 	return err
 }
 
-// awaitHealthy polls the kubelet's healthz until it answers 200, the
-// kubelet exits or ctx ends.
-func (k *Kubelet) awaitHealthy(ctx context.Context, port int) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
+// awaitHealthy polls the kubelet's healthz until it answers 200 and its
+// server until it completes a TLS handshake, or the kubelet exits or ctx
+// ends. Healthz alone is no sign that the server port is bound: the kubelet
+// binds the two in goroutines of their own, and the one of the server
+// exits the kubelet when its port is taken, possibly after healthz
+// answers and even after its watch is up.
+func (k *Kubelet) awaitHealthy(ctx context.Context, port, healthz int) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthz)
+	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	healthy, serving := false, false
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+		if !healthy {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				healthy = resp.StatusCode == http.StatusOK
 			}
 		}
+		if !serving {
+			serving = servesTLS(ctx, server)
+		}
+		if healthy && serving {
+			return nil
+		}
+		// A fresh wait after the probes, not a ticker: a tick during a
+		// probe stalled on a taken port would stand ready beside the
+		// kubelet's exit, and select picks either.
 		select {
 		case <-k.exited:
 			return k.exitedEarly()
 		case <-ctx.Done():
 			return fmt.Errorf("the kubelet was not healthy in time (log: %s): %w", k.Log, ctx.Err())
-		case <-tick.C:
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// servesTLS reports whether a TLS server completes a handshake on addr, as
+// the kubelet's server does with its self-signed certificate. A connection
+// alone would prove nothing: the kernel accepts one for whoever holds a
+// taken port, even a listener that never calls accept, while the kubelet
+// that could not bind it is on its way out. Nothing is sent over it, so
+// its certificate goes unchecked.
+func servesTLS(ctx context.Context, addr string) bool {
+	// A holder of the port that never answers would stall the handshake.
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // syncLoopLine matches the kubelet's klog text line for a config update
