@@ -111,7 +111,12 @@ type Kubelet struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	waitErr   error // set before exited is closed
-	closeLogs func()
+	// healthzTaken is closed when the kubelet says its healthz port is
+	// taken, healthzErr (its log line) set before: it goes on without
+	// healthz, trying again now and then, rather than exit.
+	healthzTaken chan struct{}
+	healthzErr   string
+	closeLogs    func()
 }
 
 // History is what the kubelet has done so far.
@@ -193,15 +198,16 @@ func start(ctx context.Context, cfg Config) (_ *Kubelet, err error) {
 		cfg.FileCheckFrequency = 2 * time.Second
 	}
 	k := &Kubelet{
-		Manifests:   filepath.Join(cfg.Dir, "manifests"),
-		RelistClock: filepath.Join(cfg.Dir, "manifests", "!relist-clock"),
-		RelistEnd:   filepath.Join(cfg.Dir, "manifests", "~relist-end"),
-		Log:         filepath.Join(cfg.Dir, "kubelet.log"),
-		CRILog:      filepath.Join(cfg.Dir, "cri.log"),
-		hist:        newHistory(),
-		exited:      make(chan struct{}),
-		dir:         filepath.Clean(cfg.Dir),
-		hostPaths:   map[string]bool{},
+		Manifests:    filepath.Join(cfg.Dir, "manifests"),
+		RelistClock:  filepath.Join(cfg.Dir, "manifests", "!relist-clock"),
+		RelistEnd:    filepath.Join(cfg.Dir, "manifests", "~relist-end"),
+		Log:          filepath.Join(cfg.Dir, "kubelet.log"),
+		CRILog:       filepath.Join(cfg.Dir, "cri.log"),
+		hist:         newHistory(),
+		exited:       make(chan struct{}),
+		healthzTaken: make(chan struct{}),
+		dir:          filepath.Clean(cfg.Dir),
+		hostPaths:    map[string]bool{},
 	}
 	// Until Start succeeds, what it started is undone on the way out.
 	var undo []func()
@@ -410,25 +416,18 @@ func (k *Kubelet) exitedEarly() error {
 }
 
 // awaitHealthy polls the kubelet's healthz until it answers 200 and its
-// server until it completes a TLS handshake, or the kubelet exits or ctx
-// ends. Healthz alone is no sign that the server port is bound: the kubelet
-// binds the two in goroutines of their own, and the one of the server
-// exits the kubelet when its port is taken, possibly after healthz
-// answers and even after its watch is up.
+// server until it completes a TLS handshake, or the kubelet exits, says
+// its healthz port is taken, or ctx ends. Healthz alone is no sign that
+// the server port is bound: the kubelet binds the two in goroutines of
+// their own, and the one of the server exits the kubelet when its port is
+// taken, possibly after healthz answers and even after its watch is up.
 func (k *Kubelet) awaitHealthy(ctx context.Context, port, healthz int) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthz)
 	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	healthy, serving := false, false
 	for {
 		if !healthy {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-				healthy = resp.StatusCode == http.StatusOK
-			}
+			healthy = answersOK(ctx, url)
 		}
 		if !serving {
 			serving = servesTLS(ctx, server)
@@ -438,15 +437,34 @@ func (k *Kubelet) awaitHealthy(ctx context.Context, port, healthz int) error {
 		}
 		// A fresh wait after the probes, not a ticker: a tick during a
 		// probe stalled on a taken port would stand ready beside the
-		// kubelet's exit, and select picks either.
+		// kubelet's word of it, and select picks either.
 		select {
 		case <-k.exited:
 			return k.exitedEarly()
+		case <-k.healthzTaken:
+			return fmt.Errorf("%w: the kubelet could not bind its healthz port (log: %s): %s", errPortTaken, k.Log, k.healthzErr)
 		case <-ctx.Done():
 			return fmt.Errorf("the kubelet was not healthy in time (log: %s): %w", k.Log, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// answersOK reports whether a GET of url answers 200.
+func answersOK(ctx context.Context, url string) bool {
+	// A holder of the port that never answers would stall the request.
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // servesTLS reports whether a TLS server completes a handshake on addr, as
@@ -514,6 +532,11 @@ var newLine = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) .*"Receiv
 // I0102 15:04:05.000000 1 pod_workers.go:994] "Notifying pod of pending update" pod="ns/a" podUID="0123abcd" updateType="create" workType="sync"
 var workerLine = regexp.MustCompile(`"(?:Pod is being synced for the first time|Pod is terminating but has been requested to restart with same UID, will be reconciled later|Pod is finished processing, no further updates|Pod is being removed by the kubelet, begin teardown|Notifying pod of pending update)" pod="([^"]*)" podUID="([^"]*)" updateType="(create|kill)"`)
 
+// healthzTakenLine matches the line the kubelet logs when its healthz
+// port is taken, e.g.
+// E0102 15:04:05.000000 1 server.go:996] "Failed to start healthz server" err="listen tcp 127.0.0.1:10248: bind: address already in use"
+var healthzTakenLine = regexp.MustCompile(`"Failed to start healthz server" err="[^"]*address already in use`)
+
 // headerTime matches the time in a klog line's header.
 var headerTime = regexp.MustCompile(`^[IWEF](\d{4} \d\d:\d\d:\d\d\.\d{6}) `)
 
@@ -546,9 +569,15 @@ func (k *Kubelet) readLog(r io.Reader, w io.Writer) {
 		update string // the pod workers' updateType: create or kill
 	}
 	pending := map[string]unhandled{}
+	healthzTaken := false
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
+		if !healthzTaken && healthzTakenLine.MatchString(line) {
+			healthzTaken = true
+			k.healthzErr = line
+			close(k.healthzTaken)
+		}
 		// A relist's read is recorded once the file source goes on to
 		// its next entry (a read, or a relist clock), or says it could
 		// not make a pod of it: the History's reads are shared with

@@ -34,38 +34,43 @@ func TestStartFailsWhenTheKubeletExits(t *testing.T) {
 }
 
 // A kubelet whose server port is taken before it binds it exits at start;
-// Start says so as errPortTaken, which it answers with other ports.
+// one whose healthz port is taken runs on without healthz. Start says
+// either as errPortTaken, which it answers with other ports.
 func TestStartSaysAPortWasTaken(t *testing.T) {
-	dir := t.TempDir()
 	if testing.Short() {
 		Skip(t, "runs the real kubelet")
 	}
-	if err := Isolation(filepath.Join(dir, "probe")); err != nil {
+	if err := Isolation(filepath.Join(t.TempDir(), "probe")); err != nil {
 		Skip(t, err)
 	}
 	bin, err := apiserver.BuildKubelet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	ports, err := freePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cfg := Config{Binary: bin, Dir: filepath.Join(dir, "k"), NodeName: "n", ports: []int{taken.Addr().(*net.TCPAddr).Port, ports[0]}}
-	k, err := Start(ctx, cfg)
-	if err == nil {
-		_ = k.Stop()
-		t.Fatal("Start of a kubelet whose port is taken returned no error")
-	}
-	if !errors.Is(err, errPortTaken) || !strings.Contains(err.Error(), "address already in use") {
-		t.Fatalf("Start: %v, want errPortTaken with the log's line", err)
+	for i, port := range []string{"server", "healthz"} {
+		t.Run(port, func(t *testing.T) {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer taken.Close()
+			ports, err := freePorts(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports[i] = taken.Addr().(*net.TCPAddr).Port
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cfg := Config{Binary: bin, Dir: filepath.Join(t.TempDir(), "k"), NodeName: "n", ports: ports}
+			k, err := Start(ctx, cfg)
+			if err == nil {
+				_ = k.Stop()
+				t.Fatalf("Start of a kubelet whose %s port is taken returned no error", port)
+			}
+			if !errors.Is(err, errPortTaken) || !strings.Contains(err.Error(), "address already in use") {
+				t.Fatalf("Start: %v, want errPortTaken with the log's line", err)
+			}
+		})
 	}
 }
 
