@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -193,5 +194,35 @@ func TestPortRelistUpdateIsDatedByItsRelist(t *testing.T) {
 	}
 	if want := t0.Add(5910 * time.Millisecond); !got.At.Equal(want) {
 		t.Errorf("UPDATE to web.yaml~ dated %v, want the relist that made it, %v", got.At.Sub(t0), want.Sub(t0))
+	}
+}
+
+// While the kubelet's phase is known (the agent sets KubeletRelist), a
+// relist overdue is a file source held up, which relists late: an invalid
+// file's pod is removed at the kubelet's relist seen, not at one the port
+// infers from the time gone by.
+func TestPortInfersNoRelistWhileThePhaseIsKnown(t *testing.T) {
+	opts := testOpts
+	opts.Engine = EnginePort
+	opts.RelistPeriod = 2 * time.Second
+	web := valid("web.yaml", pod("web", "img:1"), t0)
+	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: t0.Add(time.Second), Complete: true}
+	var st State
+	var seq uint64
+	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) string {
+		t.Helper()
+		seq++
+		now := t0.Add(at)
+		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
+		chs, _ := Advance(&st, snap, now, opts)
+		return podOps(chs)
+	}
+	step(0, 0, nil, &web)
+	step(time.Second, 0, []types.WatchEvent{{Name: "web.yaml"}}, &bad)
+	if ops := step(10*time.Second, 0, []types.WatchEvent{}, &bad); ops != "" {
+		t.Errorf("with the kubelet's relist overdue: said %q, want nothing before its relist", ops)
+	}
+	if ops := step(12*time.Second, 12*time.Second, []types.WatchEvent{}, &bad); ops != "REMOVE web.yaml" {
+		t.Errorf("at the kubelet's relist: said %q, want REMOVE web.yaml", ops)
 	}
 }

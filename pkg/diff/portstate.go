@@ -180,10 +180,15 @@ func sameFile(a, b *types.File) bool {
 // has it, whenever it fell; a held-up kubelet relists late, and a
 // relist placed too early would say a change before it made it. It says
 // whether it did. Without a relist ever seen, podwatch's own stand in.
+//
+// Not while the kubelet's phase is known (s.KubeletRelist set): the
+// agent then hands each relist as the detector sees it, and one overdue
+// is a file source held up, which relists late (its ticker holds the
+// tick), not one that relisted unseen.
 func (ps *portState) unseenRelist(s *types.Snapshot, now time.Time, period time.Duration) bool {
 	last := ps.tl.Relisted()
 	at := now.Add(-period)
-	if period <= 0 || last.IsZero() || s.KubeletRelist.After(last) || !at.After(last) {
+	if period <= 0 || last.IsZero() || !s.KubeletRelist.IsZero() || !at.After(last) {
 		return false
 	}
 	for _, f := range s.Files {
