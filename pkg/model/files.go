@@ -21,3 +21,35 @@ func (fs files) get(name string) *types.File {
 	}
 	return fs[i]
 }
+
+// with is fs with every file of now in place of its name's, and the names
+// now lacks kept as fs has them; a new slice, sorted by name.
+func (fs files) with(now files) files {
+	out := make(files, 0, max(len(fs), len(now)))
+	i, j := 0, 0
+	for i < len(fs) || j < len(now) {
+		switch {
+		case j == len(now) || (i < len(fs) && fs[i].Name < now[j].Name):
+			out = append(out, fs[i])
+			i++
+		case i == len(fs) || now[j].Name < fs[i].Name:
+			out = append(out, now[j])
+			j++
+		default:
+			out = append(out, now[j])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// only is fs with the names keep says, in a new slice.
+func (fs files) only(keep func(name string) bool) files {
+	var out files
+	for _, f := range fs {
+		if keep(f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

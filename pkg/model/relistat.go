@@ -83,6 +83,15 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 		early++
 	}
 	in := Input{Relist: t.listing(s, now, start, p), Early: early}
+	if t.unwatched {
+		// A name the open did not list, or, with no list of it, that the
+		// folder no longer holds, the kubelet has seen gone.
+		keep := func(name string) bool { return now.get(name) != nil }
+		if len(r.Listed) > 0 {
+			keep = func(name string) bool { _, ok := slices.BinarySearch(r.Listed, name); return ok }
+		}
+		t.kept = t.kept.only(keep)
+	}
 	if dated {
 		in.At = at
 	}
@@ -229,10 +238,18 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p int) *Listing {
 		return &Listing{Missing: true}
 	}
 	r := s.KubeletRelistRead
+	listed := func(name string) bool { _, ok := slices.BinarySearch(r.Listed, name); return ok }
 	names := map[string]EntryKind{}
 	for _, fs := range []files{t.from, t.files, now} {
 		for _, f := range fs {
 			names[f.Name] = kindOf(f)
+		}
+	}
+	if t.unwatched && len(r.Listed) > 0 {
+		for _, f := range t.kept {
+			if _, ok := names[f.Name]; !ok && listed(f.Name) {
+				names[f.Name] = kindOf(f)
+			}
 		}
 	}
 	for _, in := range t.inputs {
@@ -254,6 +271,12 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p int) *Listing {
 		ls := Listed{Entry: Entry{Path: path, Kind: kind}}
 		switch {
 		case kind != EntryRegular:
+		case t.unwatched && now.get(name) == nil && listed(name):
+			// Listed by the open, gone since: deleted after it, the
+			// relist read it as it last was (or, deleted between its
+			// glob and its read, found it gone).
+			ls.Reads = t.listed(path, kind, t.kept.get(name), t.files.get(name)).Reads
+			ls.Reads = append(ls.Reads, Outcome{Err: fs.ErrNotExist})
 		case t.unwatched:
 			// No event tells of the writes since the last snapshot: the
 			// relist read the file as either snapshot has it.

@@ -2,6 +2,8 @@ package model
 
 import (
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -125,5 +127,60 @@ func TestRelistPlacedAmongTheWindowsEvents(t *testing.T) {
 				t.Errorf("b.yaml read as %+v, want b1 first", r)
 			}
 		})
+	}
+}
+
+// Once the folder went, the kubelet's watch with it, no event tells when
+// a name went: one a relist's open listed, though gone from the folder by
+// the time podwatch takes that relist in, was deleted after the open, and
+// the relist read it as it last was (or, gone between its glob and its
+// read, found it gone). A relist whose open did not list it saw it gone.
+func TestUnwatchedRelistReadsWhatItsOpenListed(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	web, x := relistAtFile("web.yaml", "v1", t0), relistAtFile("x.yaml", "v1", t0)
+	var tl Timeline
+	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{web, x}})
+	tl.Add(types.Snapshot{Time: t0.Add(time.Second), Seq: 2, Relist: true, Path: "/m", PathErr: fs.ErrNotExist})
+	tl.Add(types.Snapshot{Time: t0.Add(2 * time.Second), Seq: 3, Relist: true, Path: "/m", Files: []*types.File{web, x}})
+	if !tl.Unwatched() {
+		t.Fatal("the folder went and came back: the kubelet's watch is gone")
+	}
+	read := func(name string) []Outcome {
+		t.Helper()
+		i := relistIndex(tl.Inputs())
+		if i < 0 {
+			t.Fatal("no relist")
+		}
+		for _, l := range tl.Inputs()[i].Relist.Files {
+			if filepath.Base(l.Path) == name {
+				return l.Reads
+			}
+		}
+		return nil
+	}
+	// web.yaml deleted after two relists' opens listed it.
+	s := types.Snapshot{Time: t0.Add(3 * time.Second), Seq: 4, Path: "/m", Files: []*types.File{x}, KubeletRelist: t0.Add(2500 * time.Millisecond),
+		KubeletRelistRead: types.RelistRead{Listed: []string{"web.yaml", "x.yaml"}}}
+	tl.Add(s)
+	for _, at := range []time.Duration{2500 * time.Millisecond, 4500 * time.Millisecond} {
+		if at > 2500*time.Millisecond {
+			s.KubeletRelist = t0.Add(at)
+			tl.Again(s)
+		}
+		reads := read("web.yaml")
+		if len(reads) != 2 || reads[0].Pod == nil || !errors.Is(reads[1].Err, fs.ErrNotExist) {
+			t.Errorf("the relist at +%v, whose open listed web.yaml: read %+v, want its pod first, then gone", at, reads)
+		}
+	}
+	// The next relist's open did not list it: gone for good.
+	s.KubeletRelist, s.KubeletRelistRead.Listed = t0.Add(6500*time.Millisecond), []string{"x.yaml"}
+	tl.Again(s)
+	if reads := read("web.yaml"); reads != nil {
+		t.Errorf("the relist whose open did not list web.yaml read it: %+v", reads)
+	}
+	s.KubeletRelist, s.KubeletRelistRead.Listed = t0.Add(8500*time.Millisecond), []string{"web.yaml", "x.yaml"}
+	tl.Again(s)
+	if reads := read("web.yaml"); len(reads) != 0 && reads[0].Pod != nil {
+		t.Errorf("a relist after it was seen gone read web.yaml's pod: %+v", reads)
 	}
 }

@@ -44,6 +44,12 @@ type Timeline struct {
 	// when it returned, which it never does then. From there on the
 	// kernel gives the kubelet no event, and relists alone take changes in.
 	folder, unwatched bool
+	// kept are, once unwatched, the last version podwatch saw of each
+	// name a relist may still find: no event tells when a name went, so
+	// one listed by a relist's open though gone since was deleted after
+	// it, and read as it last was. A name leaves it at a relist that did
+	// not list it.
+	kept files
 }
 
 // Inputs are the inputs so far, in the kubelet's order. A later Add may
@@ -127,6 +133,9 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 	if !t.started {
 		// The first list stands for the kubelet's relist it saw, if any.
 		t.relist = s.KubeletRelist
+	}
+	if t.unwatched {
+		t.kept = t.kept.with(now)
 	}
 	if s.KubeletRelist.After(t.relist) {
 		// The kubelet may take events in a while after podwatch: its
