@@ -65,29 +65,16 @@ func TestPortWaitingChangeOutlivesAFold(t *testing.T) {
 // kubelet's watch: it runs web.yaml's pod until the next relist brings
 // the .bak back.
 func TestPortSaysAtOnceWhatTheKubeletDoesAtOnce(t *testing.T) {
-	opts := testOpts
-	opts.Engine = EnginePort
-	opts.RelistPeriod = 2 * time.Second
+	r := newPortRun(2 * time.Second)
+	r.rechecks = true
 	web := valid("web.yaml", pod("web", "img:1"), t0)
 	bak := valid("web.yaml.bak", pod("web", "img:bak"), t0.Add(6*time.Second))
 	chmod := web
 	chmod.ChangedAt, chmod.Complete = t0.Add(17*time.Second), false
-	var st State
-	var seq uint64
 	var said []string
 	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) {
 		t.Helper()
-		seq++
-		now := t0.Add(at)
-		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
-		chs, recheck := Advance(&st, snap, now, opts)
-		for !recheck.IsZero() {
-			// The agent looks again when told, as a drop settles.
-			var more []types.Change
-			more, recheck = Advance(&st, snap, recheck, opts)
-			chs = append(chs, more...)
-		}
-		if ops := podOps(chs); ops != "" {
+		if ops := podOps(r.step(at, kr, events, files...)); ops != "" {
 			said = append(said, ops)
 		}
 	}
@@ -150,22 +137,14 @@ func TestPortUnseenRelistOnlyOverAQuietPeriod(t *testing.T) {
 // the follower counts only a pod created after the change's time, and the
 // kubelet starts the backup's pod right after its relist.
 func TestPortRelistUpdateIsDatedByItsRelist(t *testing.T) {
-	opts := testOpts
-	opts.Engine = EnginePort
-	opts.RelistPeriod = 2 * time.Second
+	r := newPortRun(2 * time.Second)
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	back := valid("web.yaml~", pod("web", "img:1"), t0.Add(4410*time.Millisecond))
 	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(4410*time.Millisecond))
-	var st State
-	var seq uint64
 	var updates []types.Change
 	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) {
 		t.Helper()
-		seq++
-		now := t0.Add(at)
-		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
-		chs, _ := Advance(&st, snap, now, opts)
-		for _, ch := range chs {
+		for _, ch := range r.step(at, kr, events, files...) {
 			if ch.Op == types.OpUpdate {
 				updates = append(updates, ch)
 			}
@@ -202,20 +181,12 @@ func TestPortRelistUpdateIsDatedByItsRelist(t *testing.T) {
 // file's pod is removed at the kubelet's relist seen, not at one the port
 // infers from the time gone by.
 func TestPortInfersNoRelistWhileThePhaseIsKnown(t *testing.T) {
-	opts := testOpts
-	opts.Engine = EnginePort
-	opts.RelistPeriod = 2 * time.Second
+	r := newPortRun(2 * time.Second)
 	web := valid("web.yaml", pod("web", "img:1"), t0)
 	bad := types.File{Name: "web.yaml", Path: "/m/web.yaml", Err: errors.New("line 4: spec.containers: Required value"), ChangedAt: t0.Add(time.Second), Complete: true}
-	var st State
-	var seq uint64
 	step := func(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) string {
 		t.Helper()
-		seq++
-		now := t0.Add(at)
-		snap := types.Snapshot{Time: now, Seq: seq, Relist: seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
-		chs, _ := Advance(&st, snap, now, opts)
-		return podOps(chs)
+		return podOps(r.step(at, kr, events, files...))
 	}
 	step(0, 0, nil, &web)
 	step(time.Second, 0, []types.WatchEvent{{Name: "web.yaml"}}, &bad)
@@ -225,4 +196,37 @@ func TestPortInfersNoRelistWhileThePhaseIsKnown(t *testing.T) {
 	if ops := step(12*time.Second, 12*time.Second, []types.WatchEvent{}, &bad); ops != "REMOVE web.yaml" {
 		t.Errorf("at the kubelet's relist: said %q, want REMOVE web.yaml", ops)
 	}
+}
+
+// portRun steps the port engine through snapshots of /m as the agent
+// hands them, the first its own list.
+type portRun struct {
+	opts Options
+	st   State
+	seq  uint64
+	// rechecks: each step also takes the rechecks it asks for, as the
+	// agent does when no snapshot comes first (a drop settling).
+	rechecks bool
+}
+
+func newPortRun(period time.Duration) *portRun {
+	opts := testOpts
+	opts.Engine = EnginePort
+	opts.RelistPeriod = period
+	return &portRun{opts: opts}
+}
+
+// step hands the next snapshot, at t0+at, carrying the kubelet's relist
+// at t0+kr, and returns what was said.
+func (r *portRun) step(at, kr time.Duration, events []types.WatchEvent, files ...*types.File) []types.Change {
+	r.seq++
+	now := t0.Add(at)
+	snap := types.Snapshot{Time: now, Seq: r.seq, Relist: r.seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
+	chs, recheck := Advance(&r.st, snap, now, r.opts)
+	for r.rechecks && !recheck.IsZero() {
+		var more []types.Change
+		more, recheck = Advance(&r.st, snap, recheck, r.opts)
+		chs = append(chs, more...)
+	}
+	return chs
 }
