@@ -166,7 +166,15 @@ func (c *computation) portChanges(w *portWindow) {
 		// always waits: podwatch's own view stands for the others from
 		// here, so that a step costs what the window holds, not what
 		// the folder went through. The keys the dropped ways held
-		// otherwise are marked, and their next claims widened.
+		// otherwise are marked, and their next claims widened. The
+		// events a relist of the kubelet's still to be taken in may
+		// have come before stay (portHeld).
+		if n := c.portHeld(ps); n < len(inputs) {
+			if n > 0 {
+				ps.foldForcedTo(model.ExploreTouched(ps.base, inputs[:n], portCap), n)
+			}
+			return
+		}
 		ps.foldForced(e)
 		return
 	}

@@ -17,8 +17,14 @@ import (
 // foldForced folds the window as e, its exploration, whatever its ways
 // say, and marks the keys they held differently.
 func (ps *portState) foldForced(e *model.Explored) {
+	ps.foldForcedTo(e, len(ps.tl.Inputs()))
+}
+
+// foldForcedTo is foldForced of the window's first n inputs, e their
+// exploration; the rest stay in the window (portHeld).
+func (ps *portState) foldForcedTo(e *model.Explored, n int) {
 	marks := e.Differing()
-	ps.fold(e)
+	ps.foldTo(e, n)
 	if len(marks) == 0 {
 		return
 	}

@@ -58,6 +58,19 @@ func (c *computation) portHolds(ps *portState) bool {
 	return ps.tl.ReadAfter(types.Later(last, c.now.Add(-relistSeenLate)))
 }
 
+// portHeld is, for a window folded by force, how many of its inputs may
+// be folded: those before the first snapshot with an event that a relist
+// of the kubelet's not yet taken in may have come before (portHolds).
+// The kubelet takes that relist in where it fell among the events it
+// queued, and reads the files as they were there, so a fold of those
+// events would have it read them as the fold left them.
+func (c *computation) portHeld(ps *portState) int {
+	if !c.portHolds(ps) {
+		return len(ps.tl.Inputs())
+	}
+	return ps.tl.ReadFrom(types.Later(ps.tl.Relisted(), c.now.Add(-relistSeenLate)))
+}
+
 // relistSeenLate bounds how long after its folder open a relist of the
 // kubelet's is handed to the diff: the detector recognises it once it
 // has read the last file, and the agent takes it in 750 ms after that.

@@ -230,10 +230,23 @@ func (ps *portState) fileFor(s types.Snapshot, p model.Pod) *types.File {
 // fold takes the window into the base as e, its exploration, found
 // podwatch's own view.
 func (ps *portState) fold(e *model.Explored) {
-	ps.refold(e, ps.tl.Inputs())
-	ps.base.Absorb(e, ps.tl.Inputs())
+	ps.foldTo(e, len(ps.tl.Inputs()))
+}
+
+// foldTo is fold of the window's first n inputs, e their exploration,
+// where n is a snapshot's first (model.Timeline.FoldTo): the rest stay,
+// with the versions their events name.
+func (ps *portState) foldTo(e *model.Explored, n int) {
+	inputs := ps.tl.Inputs()[:n]
+	ps.refold(e, inputs)
+	ps.base.Absorb(e, inputs)
+	ps.started = nil
+	if n < len(ps.tl.Inputs()) {
+		ps.tl.FoldTo(n)
+		return
+	}
 	ps.tl.Fold()
-	ps.versions, ps.started = nil, nil
+	ps.versions = nil
 }
 
 // settleStart takes the ways out of the start list's reads of files

@@ -38,6 +38,12 @@ type Timeline struct {
 	// recent enough for the kubelet to take in after it (relistat.go).
 	from  files
 	taken int
+	// past are the files of each snapshot taken since the window's
+	// start, the first of them the pastFrom-th taken: what the window
+	// starts from once a fold leaves the events of its last snapshots in
+	// it (FoldTo).
+	past     []files
+	pastFrom int
 	// folder: a snapshot found the folder. unwatched: it went since,
 	// moved or deleted, and the kubelet's doWatch with it: fsnotify drops
 	// a watch whose folder goes, and the kubelet starts doWatch again only
@@ -144,6 +150,7 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 		t.place(s, now, t.taken-1, dated)
 	}
 	t.files, t.started, t.events = now, true, events
+	t.past = append(t.past, now)
 	t.taken++
 }
 

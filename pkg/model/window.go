@@ -219,6 +219,7 @@ func (t *Timeline) Clone() *Timeline {
 	c := *t
 	c.inputs = slices.Clone(t.inputs)
 	c.open = slices.Clone(t.open)
+	c.past = slices.Clone(t.past)
 	for i, o := range c.open {
 		c.open[i] = slices.Clone(o)
 	}
@@ -230,6 +231,51 @@ func (t *Timeline) Clone() *Timeline {
 // The reads just folded can no longer be widened by a later snapshot.
 func (t *Timeline) Fold() {
 	t.inputs, t.open, t.events, t.from = nil, nil, 0, t.files
+	t.past, t.pastFrom = nil, t.taken
+}
+
+// ReadFrom is the index of the first input of the first snapshot that
+// brought an event read after at: a relist of the kubelet's still to be
+// taken in that opened the folder at at may come before that event, and
+// the kubelet took in that snapshot's events one by one after the ones
+// before it. len(Inputs()) for none.
+func (t *Timeline) ReadFrom(at time.Time) int {
+	i := slices.IndexFunc(t.inputs, func(in Input) bool { return in.Event != nil && in.seen.After(at) })
+	if i < 0 {
+		return len(t.inputs)
+	}
+	snap := t.inputs[i].snap
+	return slices.IndexFunc(t.inputs, func(in Input) bool { return in.Event != nil && in.snap == snap })
+}
+
+// FoldTo drops the first n inputs, which the caller has folded into its
+// base, where n is ReadFrom's index: the rest stay, for a relist still to
+// be taken in to fall among them, and read what the folder held at the
+// end of the snapshot before them (Timeline.from).
+func (t *Timeline) FoldTo(n int) {
+	if n >= len(t.inputs) {
+		t.Fold()
+		return
+	}
+	if n <= 0 {
+		return
+	}
+	if snap := t.inputs[n].snap; snap > t.pastFrom {
+		t.from = t.past[snap-1-t.pastFrom]
+		t.past, t.pastFrom = t.past[snap-t.pastFrom:], snap
+	}
+	t.inputs = slices.Clone(t.inputs[n:])
+	var open [][]int
+	for _, o := range t.open {
+		var kept []int
+		for _, i := range o {
+			if i >= n {
+				kept = append(kept, i-n)
+			}
+		}
+		open = append(open, kept)
+	}
+	t.open = open
 }
 
 // Started says a first snapshot was taken in.

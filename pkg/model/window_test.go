@@ -145,3 +145,42 @@ func TestStrayPodRunsUnderItsOldKey(t *testing.T) {
 		t.Errorf("a clone holds %+v, %v under the old key", p, ok)
 	}
 }
+
+// A window folded up to the first snapshot with an event a relist still
+// to be taken in may come before keeps that snapshot's events and the
+// later ones, and starts from the files of the snapshot before: the
+// relist, placed before the kept events, reads each file as it was
+// there, not as the fold left it.
+func TestTimelineFoldToKeepsWhatARelistMayComeBefore(t *testing.T) {
+	const a, b = "ns/a", "ns/b"
+	t0 := time.Unix(100, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	a1, b1, b2, b3 := snapFile("m", "a.yaml", a, "v1"), snapFile("m", "b.yaml", b, "w1"), snapFile("m", "b.yaml", b, "w2"), snapFile("m", "b.yaml", b, "w3")
+	bad := &types.File{Name: "a.yaml", Path: "m/a.yaml", Err: errors.New("invalid"), Complete: true}
+	tl := &Timeline{}
+	tl.Add(types.Snapshot{Time: at(0), Path: "m", Relist: true, KubeletRelist: at(0), Files: []*types.File{a1, b1}})
+	tl.Add(types.Snapshot{Time: at(100), Path: "m", KubeletRelist: at(0), Events: []types.WatchEvent{{Name: "b.yaml"}}, Files: []*types.File{a1, b2}})
+	tl.Add(types.Snapshot{Time: at(210), Path: "m", KubeletRelist: at(0), Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{bad, b2}})
+	last := types.Snapshot{Time: at(300), Path: "m", KubeletRelist: at(0), Events: []types.WatchEvent{{Name: "b.yaml"}}, Files: []*types.File{bad, b3}}
+	tl.Add(last)
+	n := tl.ReadFrom(at(200))
+	if in := tl.Inputs()[n]; in.Event == nil || in.Event.Path != "m/a.yaml" {
+		t.Fatalf("ReadFrom: input %d is %+v, want the event of a.yaml", n, in)
+	}
+	tl.FoldTo(n)
+	if got := len(tl.Inputs()); got != 2 {
+		t.Fatalf("%d inputs kept, want the events of a.yaml and b.yaml", got)
+	}
+	last.KubeletRelist = at(200)
+	tl.Again(last)
+	in := tl.Inputs()[0]
+	if in.Relist == nil {
+		t.Fatalf("first input %+v, want the relist placed before the kept events", in)
+	}
+	for _, f := range in.Relist.Files {
+		want := map[string]string{"m/a.yaml": "v1", "m/b.yaml": "w2"}[f.Path]
+		if len(f.Reads) != 1 || f.Reads[0].Pod == nil || f.Reads[0].Pod.Semantic != want {
+			t.Errorf("the relist read %s as %+v, want %s", f.Path, f.Reads, want)
+		}
+	}
+}
