@@ -38,12 +38,11 @@ type Timeline struct {
 	// recent enough for the kubelet to take in after it (relistat.go).
 	from  files
 	taken int
-	// past are the files of each snapshot taken since the window's
-	// start, the first of them the pastFrom-th taken: what the window
-	// starts from once a fold leaves the events of its last snapshots in
-	// it (FoldTo).
-	past     []files
-	pastFrom int
+	// starts are, for each snapshot of the window that brought events,
+	// the files of the snapshot before it: what the window starts from
+	// once a fold leaves that snapshot's events and the later ones in it
+	// (FoldTo).
+	starts []snapStart
 	// folder: a snapshot found the folder. unwatched: it went since,
 	// moved or deleted, and the kubelet's doWatch with it: fsnotify drops
 	// a watch whose folder goes, and the kubelet starts doWatch again only
@@ -149,9 +148,17 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 		// one's, still queued.
 		t.place(s, now, t.taken-1, dated)
 	}
+	if slices.ContainsFunc(t.inputs[from:], func(in Input) bool { return in.Event != nil && in.snap == t.taken }) {
+		t.starts = append(t.starts, snapStart{snap: t.taken, from: t.files})
+	}
 	t.files, t.started, t.events = now, true, events
-	t.past = append(t.past, now)
 	t.taken++
+}
+
+// snapStart is the files of the snapshot before the snap-th taken.
+type snapStart struct {
+	snap int
+	from files
 }
 
 // lag is how many snapshots the kubelet may take events in behind

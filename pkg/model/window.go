@@ -219,7 +219,7 @@ func (t *Timeline) Clone() *Timeline {
 	c := *t
 	c.inputs = slices.Clone(t.inputs)
 	c.open = slices.Clone(t.open)
-	c.past = slices.Clone(t.past)
+	c.starts = slices.Clone(t.starts)
 	for i, o := range c.open {
 		c.open[i] = slices.Clone(o)
 	}
@@ -231,7 +231,7 @@ func (t *Timeline) Clone() *Timeline {
 // The reads just folded can no longer be widened by a later snapshot.
 func (t *Timeline) Fold() {
 	t.inputs, t.open, t.events, t.from = nil, nil, 0, t.files
-	t.past, t.pastFrom = nil, t.taken
+	t.starts = nil
 }
 
 // ReadFrom is the index of the first input of the first snapshot that
@@ -260,9 +260,10 @@ func (t *Timeline) FoldTo(n int) {
 	if n <= 0 {
 		return
 	}
-	if snap := t.inputs[n].snap; snap > t.pastFrom {
-		t.from = t.past[snap-1-t.pastFrom]
-		t.past, t.pastFrom = t.past[snap-t.pastFrom:], snap
+	snap := t.inputs[n].snap
+	if i := slices.IndexFunc(t.starts, func(st snapStart) bool { return st.snap == snap }); i >= 0 {
+		t.from = t.starts[i].from
+		t.starts = t.starts[i:]
 	}
 	t.inputs = slices.Clone(t.inputs[n:])
 	var open [][]int
