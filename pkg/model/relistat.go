@@ -108,8 +108,9 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 // afterRelist says, for each input from start on, that the relist
 // opening the folder at at came before it: a going of a name the folder
 // held after the open (listed then, come since, or read by podwatch
-// after it); a write during the relist (Written) and every event of the
-// name after it; and, by the clocks, a version podwatch read after the
+// after it), and every event of the name after that going; a write
+// during the relist (Written) and every event of the name after it;
+// and, by the clocks, a version podwatch read after the
 // open, but for the first one after a write the detector saw just before
 // it (Prior), and one that created a name the open listed.
 func (t *Timeline) afterRelist(start int, at time.Time, r types.RelistRead) []bool {
@@ -123,7 +124,7 @@ func (t *Timeline) afterRelist(start int, at time.Time, r types.RelistRead) []bo
 		}
 	}
 	prior := map[string]bool{}
-	readAfter := map[string]bool{}
+	readAfter, wentAfter := map[string]bool{}, map[string]bool{}
 	for i := start; i < len(t.inputs); i++ {
 		e := t.inputs[i].Event
 		if e == nil {
@@ -133,6 +134,13 @@ func (t *Timeline) afterRelist(start int, at time.Time, r types.RelistRead) []bo
 		seen := t.inputs[i].seen
 		if e.Type == PodDelete {
 			after[i] = listed(name) || came(name) || readAfter[name]
+			wentAfter[name] = wentAfter[name] || after[i]
+			continue
+		}
+		if wentAfter[name] {
+			// Back after a going that came after the open: what the
+			// open listed by that name is what went.
+			after[i] = true
 			continue
 		}
 		if seen.After(at) {

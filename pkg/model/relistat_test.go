@@ -184,3 +184,43 @@ func TestUnwatchedRelistReadsWhatItsOpenListed(t *testing.T) {
 		t.Errorf("a relist after it was seen gone read web.yaml's pod: %+v", reads)
 	}
 }
+
+// A name the relist's folder open listed, which then went (an editor's
+// save renaming it to its backup) and came back: the going came after
+// the open, and so did the coming back, whatever the open listed by that
+// name. The relist falls before both, and before an earlier write podwatch
+// read after the open: it read that file as it was before the write.
+func TestRelistBeforeANameThatWentAndCameBack(t *testing.T) {
+	const a, e = "ns/a", "ns/e"
+	t0 := time.Unix(100, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	a1, e1 := snapFile("m", "a.yaml", a, "v1"), snapFile("m", "e.yaml", e, "w1")
+	e2 := snapFile("m", "e.yaml", e, "w2")
+	e2.ChangedAt = at(1019)
+	bak := snapFile("m", "e.yaml~", e, "w1")
+	bad := &types.File{Name: "a.yaml", Path: "m/a.yaml", Err: errors.New("invalid"), ChangedAt: at(1008), Complete: true}
+	tl := &Timeline{}
+	tl.Add(types.Snapshot{Time: at(0), Path: "m", Relist: true, KubeletRelist: at(0), Files: []*types.File{a1, e1}})
+	tl.Add(types.Snapshot{Time: at(1010), Path: "m", KubeletRelist: at(0), Events: []types.WatchEvent{{Name: "a.yaml"}}, Files: []*types.File{bad, e1}})
+	last := types.Snapshot{Time: at(1020), Path: "m", KubeletRelist: at(0), Files: []*types.File{bad, e2, bak},
+		Events: []types.WatchEvent{{Name: "e.yaml", Gone: true}, {Name: "e.yaml~"}, {Name: "e.yaml"}}}
+	tl.Add(last)
+	last.KubeletRelist = at(1000)
+	last.KubeletRelistRead = types.RelistRead{Listed: []string{"a.yaml", "e.yaml"}}
+	tl.Again(last)
+	for i, in := range tl.Inputs() {
+		if in.Relist == nil || i == 0 {
+			continue // the first list
+		}
+		if i != 1 {
+			t.Fatalf("the relist placed at %d, want 1: before the write of a.yaml podwatch read after its open", i)
+		}
+		for _, f := range in.Relist.Files {
+			if f.Path == "m/a.yaml" && (len(f.Reads) != 1 || f.Reads[0].Pod == nil || f.Reads[0].Pod.Semantic != "v1") {
+				t.Fatalf("the relist read a.yaml as %+v, want v1", f.Reads)
+			}
+		}
+		return
+	}
+	t.Fatal("no relist placed")
+}
