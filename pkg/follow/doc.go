@@ -27,7 +27,11 @@
 //     from the content; it learns it from that sandbox's
 //     io.kubernetes.pod.uid label. The runtime's clock and podwatch's are
 //     the node's, but podwatch sees a file a moment after the kubelet may
-//     have, so "after" allows createdSlack.
+//     have, so "after" allows createdSlack. For an UPDATE a UID with a
+//     sandbox from before the change is an old pod's, and only a sandbox
+//     created after the change counts; but a change made at a relist
+//     podwatch saw is dated by its read of the relist's folder open, late,
+//     so a UID first seen within relistLate before that is the answer's.
 //   - metadata.uid set and that pod already running (an in-place update):
 //     the kubelet restarts only the containers whose
 //     io.kubernetes.container.hash changes, and that hash covers just the

@@ -32,6 +32,12 @@ const (
 // to it: the kubelet watches the same folder and may act first.
 const createdSlack = time.Second
 
+// relistLate is how much earlier than podwatch dated a relist of the
+// kubelet's it saw (by its read of the folder open, late on a busy node)
+// the kubelet may have acted on it: a sandbox created that long before a
+// change made at that relist may be its answer.
+const relistLate = 250 * time.Millisecond
+
 // callTimeout bounds one poll's calls to the runtime: a runtime that hangs
 // must not stop the follower from reporting that it does not answer.
 const callTimeout = 10 * time.Second

@@ -412,3 +412,39 @@ func TestOptions(t *testing.T) {
 		t.Errorf("defaults %+v", d)
 	}
 }
+
+// A change made at a relist podwatch saw is dated by its read of the
+// relist's folder open, a little late: the kubelet, which acted on the
+// relist at once, may have created the new pod's sandbox just before that
+// date. That sandbox is the change running; one made longer before, or
+// for a change made on the watch, is not.
+func TestUpdateAtARelistSeenLateCountsTheSandboxJustBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		claim   *types.Claim
+		created time.Duration
+		started bool
+	}{
+		{"at a relist seen", &types.Claim{Op: types.OpUpdate, At: types.ClaimAtRelist}, -20 * time.Millisecond, true},
+		{"at a relist seen, long before", &types.Claim{Op: types.OpUpdate, At: types.ClaimAtRelist}, -600 * time.Millisecond, false},
+		{"at a relist estimated", &types.Claim{Op: types.OpUpdate, At: types.ClaimAtRelist, Estimate: true}, -20 * time.Millisecond, false},
+		{"on the watch", &types.Claim{Op: types.OpUpdate, At: types.ClaimAtWatch}, -20 * time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.rt.sandbox("old", apiserver, "uid-old", t0.Add(-time.Hour), false)
+			h.f.Submit([]types.Change{{
+				Op: types.OpUpdate, Reason: "x", Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
+				File: "kube-apiserver.yaml", Pod: apiPod(""), At: t0, Claim: tc.claim,
+			}})
+			h.rt.sandbox("new", apiserver, "uid-new", t0.Add(tc.created), true)
+			h.rt.container("new", "kube-apiserver", "registry.k8s.io/kube-apiserver:v1.37.2", 0, t0.Add(tc.created+time.Millisecond))
+			got := h.at(time.Second)
+			if tc.started {
+				one(t, got, types.ReasonStarted, v1.EventTypeNormal)
+			} else {
+				none(t, got)
+			}
+		})
+	}
+}

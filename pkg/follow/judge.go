@@ -117,10 +117,20 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	// for a UID that already had one before the change (the old pod, or a
 	// winner taken back) only a sandbox created after the change counts,
 	// with no slack: the old pod's own, created a moment before, is not it.
+	//
+	// A change made at a relist podwatch saw is dated by when podwatch
+	// read that relist's folder open: late, never early. The kubelet acts
+	// on its relist at once, so its answer may come before that date, by
+	// as much as the read was late: a sandbox created within relistLate
+	// before it is no old pod's.
 	old := map[string]bool{}
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
+		before := t.at
+		if c := t.ch.Claim; c != nil && c.At == types.ClaimAtRelist && !c.Estimate {
+			before = t.at.Add(-relistLate)
+		}
 		for _, s := range sbs {
-			if created(s.GetCreatedAt()).Before(t.at) {
+			if created(s.GetCreatedAt()).Before(before) {
 				old[sandboxUID(s)] = true
 			}
 		}
