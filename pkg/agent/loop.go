@@ -173,15 +173,7 @@ func (l *loop) step(ctx context.Context) {
 		return
 	}
 	now := l.clk.Now()
-	snap := *l.snap
-	if l.relist.State == types.RelistKnown {
-		snap.KubeletRelist = l.kubeletRelist
-		if r := l.kubeletSeen; r != nil {
-			snap.KubeletRelistRead = r.RelistRead
-		}
-	}
-	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
-	changes, recheck := diff.Advance(&l.state, snap, now, l.opts)
+	changes, recheck := diff.Advance(&l.state, l.withKubelet(*l.snap), now, l.opts)
 	l.metrics.ObserveChanges(changes)
 	for _, ch := range changes {
 		if ch.Reason == types.ReasonFound && l.follower != nil {
@@ -214,6 +206,20 @@ func (l *loop) step(ctx context.Context) {
 	if !recheck.IsZero() {
 		l.recheck = l.clk.NewTimer(max(recheck.Sub(now), time.Millisecond))
 	}
+}
+
+// withKubelet is snap with what the agent knows of the kubelet's relists,
+// as the diff takes it.
+func (l *loop) withKubelet(snap types.Snapshot) types.Snapshot {
+	if l.relist.State == types.RelistKnown {
+		snap.KubeletRelist = l.kubeletRelist
+		snap.KubeletRelistNext = l.relist.NextAfter(l.kubeletRelist)
+		if r := l.kubeletSeen; r != nil {
+			snap.KubeletRelistRead = r.RelistRead
+		}
+	}
+	snap.KubeletHeldUp, snap.KubeletRelistLost, snap.KubeletUneven = l.relist.HeldUp, l.relistLost, l.uneven
+	return snap
 }
 
 // relisted takes what the relist detector saw, and diffs again when it

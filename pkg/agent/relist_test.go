@@ -183,6 +183,10 @@ func TestLoopTellsTheDiffTheKubeletsRelist(t *testing.T) {
 	p.loop.observeRelist(ctx, types.RelistObservation{Relist: &types.KubeletRelist{At: later.Last, OnPhase: true}, Phase: later})
 	p.loop.relistT.Stop()
 	p.loop.relistT, p.loop.kubeletRelist = nil, p.loop.pending
+	// The diff holds events for the next relist only from when it is due.
+	if s := p.loop.withKubelet(types.Snapshot{}); !s.KubeletRelist.Equal(later.Last) || !s.KubeletRelistNext.Equal(later.Next) {
+		t.Errorf("the diff is told of the relist at %v, the next due %v; want %v and %v", s.KubeletRelist, s.KubeletRelistNext, later.Last, later.Next)
+	}
 	p.loop.step(ctx)
 	rm := removed()
 	if len(rm) != 1 || !strings.HasSuffix(rm[0].Message, "the kubelet stops the pod at its relist") {

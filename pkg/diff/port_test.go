@@ -207,6 +207,9 @@ type portRun struct {
 	// rechecks: each step also takes the rechecks it asks for, as the
 	// agent does when no snapshot comes first (a drop settling).
 	rechecks bool
+	// signs, when set, adds to each snapshot what the agent knows of the
+	// kubelet's phase beyond its last relist.
+	signs func(*types.Snapshot)
 }
 
 func newPortRun(period time.Duration) *portRun {
@@ -222,6 +225,9 @@ func (r *portRun) step(at, kr time.Duration, events []types.WatchEvent, files ..
 	r.seq++
 	now := t0.Add(at)
 	snap := types.Snapshot{Time: now, Seq: r.seq, Relist: r.seq == 1, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: files, Events: events, KubeletRelist: t0.Add(kr)}
+	if r.signs != nil {
+		r.signs(&snap)
+	}
 	chs, recheck := Advance(&r.st, snap, now, r.opts)
 	for r.rechecks && !recheck.IsZero() {
 		var more []types.Change

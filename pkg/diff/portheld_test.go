@@ -22,6 +22,7 @@ type busyFolder struct {
 
 func newBusyFolder(n int, gap, period, lag time.Duration) *busyFolder {
 	b := &busyFolder{run: newPortRun(period), gap: gap, period: period, lag: lag}
+	b.run.signs = func(s *types.Snapshot) { s.KubeletRelistNext = s.KubeletRelist.Add(period) }
 	for i := range n {
 		f := valid(fmt.Sprintf("f%02d.yaml", i), pod(fmt.Sprintf("f%02d", i), "img:0"), t0)
 		b.files = append(b.files, &f)

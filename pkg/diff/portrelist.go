@@ -46,16 +46,29 @@ func relistsOf(inputs []model.Input) map[*model.Listing]bool {
 
 // portHolds says the window is not to be folded yet: it holds an event
 // podwatch read after a relist of the kubelet's not yet taken in may have
-// opened the folder, which may have come before it. Such a relist came
-// after the last one taken in, and is handed at most relistSeenLate
-// after its open. While no phase is known no relist of the kubelet's is
-// handed, and nothing holds.
+// opened the folder, which may have come before it (heldFrom). While no
+// phase is known no relist of the kubelet's is handed, and nothing holds.
 func (c *computation) portHolds(ps *portState) bool {
 	last := ps.tl.Relisted()
 	if c.opts.RelistPeriod <= 0 || last.IsZero() || c.snap.KubeletRelist.IsZero() {
 		return false
 	}
-	return ps.tl.ReadAfter(types.Later(last, c.now.Add(-relistSeenLate)))
+	return ps.tl.ReadAfter(c.heldFrom(last))
+}
+
+// heldFrom is the earliest a relist of the kubelet's not yet taken in may
+// have opened the folder, last the one taken in last. It came after last,
+// and is handed at most relistSeenLate after its open. On a known phase
+// (Snapshot.KubeletRelistNext) its ticker opens the folder no sooner than
+// the next relist due, and an event the kubelet's watch still queued then
+// was read at most relistQueued before; unless a sign says its file
+// source runs behind, when events wait in its queue for longer.
+func (c *computation) heldFrom(last time.Time) time.Time {
+	from := types.Later(last, c.now.Add(-relistSeenLate))
+	if next := c.snap.KubeletRelistNext; !next.IsZero() && !c.portBehind() {
+		from = types.Later(from, next.Add(-relistQueued))
+	}
+	return from
 }
 
 // portHeld is, for a window folded by force, how many of its inputs may
@@ -68,13 +81,19 @@ func (c *computation) portHeld(ps *portState) int {
 	if !c.portHolds(ps) {
 		return len(ps.tl.Inputs())
 	}
-	return ps.tl.ReadFrom(types.Later(ps.tl.Relisted(), c.now.Add(-relistSeenLate)))
+	return ps.tl.ReadFrom(c.heldFrom(ps.tl.Relisted()))
 }
 
 // relistSeenLate bounds how long after its folder open a relist of the
 // kubelet's is handed to the diff: the detector recognises it once it
 // has read the last file, and the agent takes it in 750 ms after that.
 const relistSeenLate = 2 * time.Second
+
+// relistQueued bounds how long before a relist of the kubelet's opens
+// the folder podwatch may read an event the kubelet's watch has not taken
+// in by then, while its file source keeps up: a relist that comes before
+// such an event reads what the event brings (model.Timeline.place).
+const relistQueued = 500 * time.Millisecond
 
 // bounce says, for key's pod back the same at the window's end, the
 // REMOVE and the ADD of the relist placed this step, which dropped it,

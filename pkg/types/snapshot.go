@@ -27,6 +27,11 @@ type Snapshot struct {
 	// does not set it: the agent does, from what tells it the kubelet's
 	// relists.
 	KubeletRelist time.Time
+	// KubeletRelistNext is when the kubelet's first relist after
+	// KubeletRelist is due on its known phase (RelistPhase.NextAfter); zero
+	// while no phase is known. The kubelet's ticker never opens the folder
+	// before that; a held-up file source opens it later.
+	KubeletRelistNext time.Time
 	// KubeletHeldUp is when podwatch last saw the kubelet's relist come
 	// late, its file source held up (RelistPhase.HeldUp); set by the agent
 	// like KubeletRelist. A file source held up takes in watch events late,
