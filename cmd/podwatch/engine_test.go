@@ -11,7 +11,7 @@ import (
 // engine has is refused, not taken as the default.
 func TestEngineFromEnvironment(t *testing.T) {
 	t.Setenv("NODE_NAME", "node-1")
-	for env, want := range map[string]diff.Engine{"": diff.EngineCatalogue, "port": diff.EnginePort} {
+	for env, want := range map[string]diff.Engine{"": diff.EnginePort, "port": diff.EnginePort, "catalogue": diff.EngineCatalogue} {
 		t.Setenv(engineEnv, env)
 		f := defaultFlags()
 		f.Agent.NodeName = "node-1"

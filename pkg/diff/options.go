@@ -22,9 +22,8 @@ type Options struct {
 	MaxFieldChanges int
 	// RelistPeriod is said in messages about a degraded watch.
 	RelistPeriod time.Duration
-	// Engine decides the pod changes: EngineCatalogue or EnginePort; ""
-	// is defaultEngine (the catalogue, the port under the portengine
-	// build tag). The problems are the same under both.
+	// Engine decides the pod changes: EnginePort or EngineCatalogue; ""
+	// is defaultEngine, the port. The problems are the same under both.
 	Engine Engine
 
 	// fullOnly makes Compute skip its fast path; tests compare the two.

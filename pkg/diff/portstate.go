@@ -17,7 +17,7 @@ type Engine string
 // The engines.
 const (
 	// EngineCatalogue is the kubelet followed as a catalogue of races
-	// (kubeletView), the default.
+	// (kubeletView), selectable until it is deleted.
 	EngineCatalogue Engine = "catalogue"
 	// EnginePort is the port of the kubelet's file source (pkg/model),
 	// replayed over a window of snapshots and explored where podwatch
