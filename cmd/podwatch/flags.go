@@ -11,21 +11,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podwatch/podwatch/pkg/agent"
-	"github.com/podwatch/podwatch/pkg/diff"
 )
-
-// engineEnv selects the engine that decides the pod changes
-// (diff.ParseEngine). It is an environment variable, not a flag, because
-// it is a switch for comparing two engines while the old one is deleted,
-// not an interface an admin should come to rely on.
-const engineEnv = "PODWATCH_ENGINE"
 
 // flags are the agent command's: the agent's options and how it logs.
 type flags struct {
 	Agent     agent.Options
 	LogFormat string // text (default) or json
 	Verbosity int    // 0 info, 1+ debug
-	Engine    string // $PODWATCH_ENGINE
 }
 
 func defaultFlags() flags {
@@ -33,7 +25,6 @@ func defaultFlags() flags {
 	// The DaemonSet sets it from the downward API; the state dir's lock
 	// names it for a second podwatch to report.
 	f.Agent.PodName = os.Getenv("POD_NAME")
-	f.Engine = os.Getenv(engineEnv)
 	return f
 }
 
@@ -47,11 +38,6 @@ func (f *flags) Validate() error {
 	var errs []error
 	if err := f.Agent.Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	if e, err := diff.ParseEngine(f.Engine); err != nil {
-		errs = append(errs, fmt.Errorf("$%s: %w", engineEnv, err))
-	} else {
-		f.Agent.Engine = e
 	}
 	if f.LogFormat != "text" && f.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", f.LogFormat))

@@ -129,7 +129,6 @@ func (a *Agent) build(ctx context.Context, m *metrics.Metrics) (*parts, error) {
 			Path:         opts.Source.Path,
 			SettleDelay:  opts.Source.SettleDelay,
 			RelistPeriod: opts.Source.FileCheckFrequency,
-			Engine:       opts.Engine,
 		},
 		relistTolerance: opts.Relist.EffectiveTolerance(),
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/podwatch/podwatch/pkg/cri"
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/events"
 	"github.com/podwatch/podwatch/pkg/follow"
 	"github.com/podwatch/podwatch/pkg/kube"
@@ -74,9 +73,6 @@ type Options struct {
 	// agent then stays up and idle instead of watching a folder the kubelet
 	// ignores (exiting would crash-loop under systemd and in a DaemonSet).
 	StaticPodsDisabled bool
-	// Engine decides the pod changes (diff.Options.Engine); the command
-	// takes it from $PODWATCH_ENGINE, a switch for comparing the two.
-	Engine diff.Engine
 
 	// OnMetricsListen, when set, is called once with the bound metrics
 	// address (nil when the server is off), before any work starts; tests

@@ -221,7 +221,7 @@ func TestLoopTellsTheDiffWhatTheRelistSawWritten(t *testing.T) {
 
 // What the folder held at the relist's open, and what came after it, go
 // to the diff with the relist: a name among them gone since went after
-// the open (pkg/diff goneafter.go).
+// the open.
 func TestLoopTellsTheDiffWhatTheFolderHeldAtTheRelist(t *testing.T) {
 	f := newRelistFixture(t, 30*time.Millisecond)
 	p, at, good, other, snap := f.p, f.at, f.good, f.other, f.snap

@@ -34,16 +34,10 @@ type saidRun struct {
 	removed uint64
 }
 
-// noteSaid counts a change of key's pod just emitted; bounded says its
-// message counts the restarts on its way with no sign of a file source
-// behind (see computation.bounded). A run begins only on the watch: a
-// list's changes are the relist's.
-func (c *computation) noteSaid(key string, bounded bool, id uint64) {
-	c.noteSaidIn(&c.kv.said, key, bounded, id)
-}
-
-// noteSaidIn is noteSaid over the runs *said keeps (the catalogue's
-// kubeletView's, or the port's).
+// noteSaidIn counts a change of key's pod just emitted in the runs *said
+// keeps (the port's); bounded says its claim counts the restarts on its
+// way with no sign of a file source behind. A run begins only on the
+// watch: a list's changes are the relist's.
 func (c *computation) noteSaidIn(said *map[string]saidRun, key string, bounded bool, id uint64) {
 	r := (*said)[key]
 	switch {
@@ -73,16 +67,11 @@ func cloneSaid(said map[string]saidRun) map[string]saidRun {
 	return out
 }
 
-// amend emits, at a sign newer than any seen, a ReasonMayHaveRestarted
-// Warning for each pod whose run of changes began within behindSpan of
-// it, before or after (said before podwatch saw the sign, which dates
-// the read that showed it); it forgets runs no later sign can reach.
-func (c *computation) amend() {
-	c.amendIn(&c.kv.said, &c.kv.lateSeen)
-}
-
-// amendIn is amend over the runs *said keeps and the sign *lateSeen last
-// seen (the catalogue's kubeletView's, or the port's).
+// amendIn emits, at a sign newer than *lateSeen, the last seen, a
+// ReasonMayHaveRestarted Warning for each pod whose run of changes in
+// *said began within behindSpan of it, before or after (said before
+// podwatch saw the sign, which dates the read that showed it); it forgets
+// runs no later sign can reach.
 func (c *computation) amendIn(said *map[string]saidRun, lateSeen *time.Time) {
 	span := behindSpan(c.opts.RelistPeriod)
 	var sign lateSign

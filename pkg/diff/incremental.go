@@ -31,26 +31,6 @@ type baseline struct {
 	opts  Options
 }
 
-// baseline returns the baseline for the next step when this one left the
-// state plain, nil otherwise.
-func (c *computation) baseline() *baseline {
-	s := c.snap
-	if s.Seq == 0 || s.PathErr != nil || s.Single || !c.recheck.IsZero() {
-		return nil
-	}
-	for id := range c.livePending { // what is still live is still in Pending
-		if strings.HasPrefix(id, "pod/") {
-			return nil
-		}
-	}
-	// The plain and incremental paths leave every valid file's pod
-	// published once nothing waits; the full path may not.
-	if !c.plain && !c.podsPlain() {
-		return nil
-	}
-	return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
-}
-
 // podsPlain reports whether the published pods are exactly the pods of the
 // valid files, each from its own file, as the kubelet has them.
 func (c *computation) podsPlain() bool {
@@ -66,24 +46,6 @@ func (c *computation) podsPlain() bool {
 		n++
 	}
 	return n == len(c.next.Pods)
-}
-
-// incremental runs the incremental step when b allows it, and reports
-// whether it did; when it did not, it had no side effect.
-func (c *computation) incremental(b *baseline) bool {
-	if b == nil || !c.kv.plain || c.saysFixed() {
-		return false
-	}
-	names, plan, ok := c.incrementalPlan(b)
-	if !ok {
-		return false
-	}
-	c.plain = true
-	c.touched = names
-	c.watchProblem()
-	c.touchedProblems()
-	c.plainChanges(plan)
-	return true
 }
 
 // touchedProblems reports the problems of the files the incremental step
@@ -178,4 +140,11 @@ func lookup(files []*types.File, name string) *types.File {
 		return nil
 	}
 	return files[i]
+}
+
+// planned is one valid file and what is published under its key.
+type planned struct {
+	f   *types.File
+	p   *PodState
+	had bool
 }

@@ -18,20 +18,10 @@ import (
 // Advance (which changes the State in place), with snapshots numbered and
 // naming what they changed as the file source's do. Every step must give
 // the same changes, state and recheck time on all three, and a State taken
-// with Share must never change afterwards. Each engine is held to its own
-// full path.
+// with Share must never change afterwards. A step of the port explores its
+// window, hence the few seeds.
 func TestIncrementalMatchesFull(t *testing.T) {
-	for _, e := range engines {
-		t.Run(string(e), func(t *testing.T) {
-			opts := testOpts
-			opts.Engine = e
-			seeds := uint64(400)
-			if e == EnginePort {
-				seeds = 100 // a step of the port's explores its window
-			}
-			incrementalMatchesFull(t, opts, seeds)
-		})
-	}
+	incrementalMatchesFull(t, testOpts, 100)
 }
 
 func incrementalMatchesFull(t *testing.T, testOpts Options, seeds uint64) {
@@ -110,21 +100,9 @@ func incrementalMatchesFull(t *testing.T, testOpts Options, seeds uint64) {
 
 			dry := &computation{snap: s, now: now, opts: testOpts.withDefaults(), next: fast.cloneSharingPods(),
 				livePending: map[string]bool{}, liveProblem: map[string]bool{}}
-			portIncremental := false
-			if testOpts.Engine == EnginePort {
-				// The port looks at the named files' problems alone; its
-				// changes are counted once the step is computed.
-				_, _, portIncremental = dry.incrementalPlan(fast.base)
-			} else if dry.takeIn(fast.kubelet, false); dry.incremental(fast.base) {
-				incSteps++
-				for _, ch := range dry.changes {
-					if ch.Op != "" {
-						incChanges++
-					} else {
-						incProblems++
-					}
-				}
-			}
+			// The port looks at the named files' problems alone; its
+			// changes are counted once the step is computed.
+			_, _, portIncremental := dry.incrementalPlan(fast.base)
 
 			fullOpts := testOpts
 			fullOpts.fullOnly = true

@@ -22,9 +22,6 @@ type Options struct {
 	MaxFieldChanges int
 	// RelistPeriod is said in messages about a degraded watch.
 	RelistPeriod time.Duration
-	// Engine decides the pod changes: EnginePort or EngineCatalogue; ""
-	// is defaultEngine, the port. The problems are the same under both.
-	Engine Engine
 
 	// fullOnly makes Compute skip its fast path; tests compare the two.
 	fullOnly bool
@@ -36,9 +33,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFieldChanges <= 0 {
 		o.MaxFieldChanges = DefaultMaxFieldChanges
-	}
-	if o.Engine == "" {
-		o.Engine = defaultEngine
 	}
 	return o
 }

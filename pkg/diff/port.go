@@ -15,13 +15,12 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// portStep is a step of the port engine (EnginePort): the pod changes as
-// the port of the kubelet's file source decides them, replayed over the
-// window of snapshots since its ways last met, and explored where
-// podwatch cannot see; the problems, and their words, as the catalogue
-// says them, from the port's facts. A change is what podwatch's own view
-// runs now against what was published; its claim is what the other ways
-// allow. The catalogue's kubeletView is not kept: State.kubelet stays nil.
+// portStep is a step of the diff: the pod changes as the port of the
+// kubelet's file source decides them, replayed over the window of
+// snapshots since its ways last met, and explored where podwatch cannot
+// see; the problems, and their words, from the port's facts. A change is
+// what podwatch's own view runs now against what was published; its claim
+// is what the other ways allow.
 func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State, time.Time) {
 	ps := prev.port
 	switch {
@@ -30,8 +29,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	case !inPlace:
 		ps = ps.clone()
 	}
-	c.next.port, c.next.kubelet = ps, nil
-	c.portPods = true
+	c.next.port = ps
 	unseen := false
 	if c.snap.PathErr == nil || errors.Is(c.snap.PathErr, fs.ErrNotExist) {
 		c.window, unseen = c.portTake(ps)
@@ -979,6 +977,12 @@ func (c *computation) portEmit(ch types.Change, cl *types.Claim) {
 		c.noteSaidIn(&ps.said, key, cl.At == types.ClaimAtWatch && cl.Before.Max != nil, cl.ID)
 		ps.noteRemoved(key, cl)
 	}
-	c.cl, c.bounded = claimParts{}, false // the catalogue's words may have set them
 	c.changes = append(c.changes, ch)
+}
+
+// nextClaimID numbers a claim: the State carries the count, so that the
+// numbers go on across a restart of the agent.
+func (c *computation) nextClaimID() uint64 {
+	c.next.ClaimSeq++
+	return c.next.ClaimSeq
 }

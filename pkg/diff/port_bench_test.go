@@ -13,7 +13,6 @@ import (
 // agent takes it once at its start.
 func BenchmarkAdvanceOneChangePort(b *testing.B) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	warm := func(b *testing.B, st *State, s types.Snapshot) {
 		if chs, _ := Advance(st, s, t0.Add(time.Hour), opts); len(chs) != 0 {
 			b.Fatalf("the first list: %d changes", len(chs))

@@ -18,7 +18,6 @@ import (
 // restarts read as one.
 func TestPortChmodJustAfterARelistHandedLate(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	opts.RelistPeriod = 2 * time.Second
 	opts.SettleDelay = 100 * time.Millisecond
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }

@@ -15,7 +15,6 @@ import (
 // window's last input.
 func TestPortChangeClaimedAtTheRelistThatMadeIt(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	opts.RelistPeriod = 2 * time.Second
 	web := valid("web.yaml", pod("web", "img:1"), t0.Add(2*time.Second))
 	bak := valid("web.yaml.bak", pod("web", "img:1"), t0.Add(3*time.Second))

@@ -12,7 +12,6 @@ import (
 // before the folder is back, in podwatch's own view.
 func TestPortFolderGoneRelistUnseen(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	web := valid("web.yaml", pod("web", "img:1"), t0)
 	var st State
 	s := types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Watch: types.WatchStatus{Up: true}, Files: []*types.File{&web}, KubeletRelist: t0}
@@ -51,7 +50,6 @@ func TestPortFolderGoneRelistUnseen(t *testing.T) {
 // come back and change at its relists alone, each claimed there.
 func TestPortWatchEndsWithTheFolder(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	v1f := valid("web.yaml", pod("web", "img:1"), t0)
 	v2f := valid("web.yaml", pod("web", "img:2"), t0.Add(20*time.Second))
 	var st State

@@ -14,7 +14,6 @@ import (
 // the file turned: one of the kubelet's relists fell within by then.
 func TestPortInvalidFileAsksARecheckAPeriodOn(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	other := valid("b.yaml", pod("b", "img:1"), t0)
 	_, st, recheck := Compute(State{}, snap(true, valid("a.yaml", pod("a", "img:1"), t0), other), t0.Add(time.Hour), opts)
 	if !recheck.IsZero() {
@@ -39,7 +38,6 @@ func TestPortInvalidFileAsksARecheckAPeriodOn(t *testing.T) {
 // later, goes with it (all or nothing), by the REMOVE's claim ID.
 func TestPortFixAfterARacedDropGoesWithItsRemove(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	var st State
 	step := func(seq uint64, now, kubelet time.Time, written []types.RelistWrite, changed string, files ...types.File) []types.Change {
 		t.Helper()
@@ -86,7 +84,6 @@ func TestPortFixAfterARacedDropGoesWithItsRemove(t *testing.T) {
 func busyRelist(t *testing.T, written []types.RelistWrite) []types.Change {
 	t.Helper()
 	opts := testOpts
-	opts.Engine = EnginePort
 	var st State
 	var seq uint64
 	var said []types.Change

@@ -9,7 +9,7 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-var portOpts = func() Options { o := testOpts; o.Engine = EnginePort; return o }()
+var portOpts = testOpts
 
 // portPublished is s's pods published by the port engine.
 func portPublished(t *testing.T, s types.Snapshot) State {
@@ -21,41 +21,9 @@ func portPublished(t *testing.T, s types.Snapshot) State {
 	return st
 }
 
-// The port engine decides the pods and words the problems from its own
-// model: it never builds the catalogue's kubeletView, whatever the steps.
-func TestPortKeepsNoKubeletView(t *testing.T) {
-	w := newTwin(t)
-	w.seen = true
-	check := func(what string) {
-		t.Helper()
-		if w.st[1].kubelet != nil {
-			t.Fatalf("%s: the port engine built a kubeletView", what)
-		}
-		if w.st[1].port == nil {
-			t.Fatalf("%s: the port engine kept no model", what)
-		}
-		if w.st[0].kubelet == nil {
-			t.Fatalf("%s: the catalogue kept no kubeletView", what)
-		}
-	}
-	w.step(true, nil, map[string]*types.File{"a.yaml": vfile("a", "img:1"), "b.yaml": vfile("b", "img:1")})
-	check("the first list")
-	w.step(false, nil, map[string]*types.File{"a.yaml": vfile("a", "img:2")})
-	check("an edit")
-	w.step(false, nil, map[string]*types.File{"b.yaml": {Err: errors.New("bad")}})
-	check("a file turned invalid")
-	w.step(true, nil, nil)
-	check("a relist")
-	w.step(false, nil, map[string]*types.File{"a.yaml": nil})
-	check("a delete")
-	if len(w.st[1].Pods) != 0 {
-		t.Fatalf("the port left %v published", w.st[1].Pods)
-	}
-}
-
 // A manifest turned invalid keeps its pod running until the kubelet's
 // next relist: under the port, the Warning says so from the port's own
-// store and mapping, in the catalogue's words.
+// store and mapping.
 func TestPortInvalidWords(t *testing.T) {
 	other := valid("b.yaml", pod("b", "img:1"), t0)
 	st := portPublished(t, snap(true, valid("a.yaml", pod("a", "img:1"), t0), other))
@@ -73,8 +41,8 @@ func TestPortInvalidWords(t *testing.T) {
 	if inv.Message != want || inv.Detail != detail {
 		t.Fatalf("invalid = %q, %q\nwant %q, %q", inv.Message, inv.Detail, want, detail)
 	}
-	if st.kubelet != nil || len(st.Pods) != 2 {
-		t.Fatalf("kubeletView %v, pods %v: the port runs a's last good parse", st.kubelet, st.Pods)
+	if len(st.Pods) != 2 {
+		t.Fatalf("pods %v: the port runs a's last good parse", st.Pods)
 	}
 }
 
@@ -96,10 +64,4 @@ func TestPortInvalidShadowedWords(t *testing.T) {
 	if want := "a.yaml is invalid (line 7: image: Required value)"; inv.Message != want || strings.Contains(inv.Detail, "stops") {
 		t.Fatalf("invalid = %q, %q; want %q and no stop", inv.Message, inv.Detail, want)
 	}
-}
-
-// vfile is a valid file of name's pod at image, for folder.change.
-func vfile(name, image string) *types.File {
-	f := valid("", pod(name, image), t0)
-	return &f
 }

@@ -14,7 +14,6 @@ import (
 // since the start list keeps its ways.
 func TestPortStartSettles(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	fresh := func(name string, changed time.Time) types.File {
 		f := valid(name, pod(name[:1], "img:1"), changed)
 		f.Complete = false
@@ -65,7 +64,6 @@ func TestPortStartSettles(t *testing.T) {
 // steps after it explore what they change, not the whole folder.
 func TestPortStartFoldsOnceSettled(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	var files []types.File
 	for _, name := range []string{"a.yaml", "b.yaml", "c.yaml"} {
 		f := valid(name, pod(name[:1], "img:1"), t0)

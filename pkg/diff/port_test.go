@@ -17,7 +17,6 @@ import (
 // which wins the pod's key.
 func TestPortWaitingChangeOutlivesAFold(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	var st State
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	web1 := valid("web.yaml", pod("web", "img:1"), t0)
@@ -214,7 +213,6 @@ type portRun struct {
 
 func newPortRun(period time.Duration) *portRun {
 	opts := testOpts
-	opts.Engine = EnginePort
 	opts.RelistPeriod = period
 	return &portRun{opts: opts}
 }

@@ -28,7 +28,6 @@ func claimOf(chs []types.Change, file string) *types.Claim {
 // way) and unmarks it; y.yaml, whose ways agreed, is as tight as before.
 func TestPortForcedFoldWidensWhatItDropped(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	var st State
 	var seq uint64
 	at := func(d time.Duration) time.Time { return t0.Add(d * time.Millisecond) }
@@ -91,7 +90,6 @@ func TestPortForcedFoldWidensWhatItDropped(t *testing.T) {
 // the pod's change is capped, with no bound on the restarts on the way.
 func TestPortCapIsReached(t *testing.T) {
 	opts := testOpts
-	opts.Engine = EnginePort
 	var st State
 	web1 := valid("web.yaml", pod("web", "img:1"), t0)
 	s := snap(true, web1)

@@ -288,3 +288,88 @@ func (w *portWindow) neverStopped(key string) bool {
 		return ok && !slices.Contains(r, "")
 	})
 }
+
+// bounce is a pod a relist dropped for a file it read mid-change, which
+// the watch started again since.
+type bounce struct {
+	file string      // the file it read
+	read *types.File // what podwatch has for the relist's read
+	at   time.Time   // the relist's folder open
+	// may: the file was written on both sides of the relist's open of
+	// it, so the relist read one of the writes, or a part of one: the
+	// drop is a race.
+	may bool
+	// during: the write came during the relist (else before it).
+	during bool
+	// revivedBy: the relist read no valid file, so it stopped every pod
+	// and kept its store, and the watch event for this file, after the
+	// relist, sent the store again (see revived).
+	revivedBy string
+}
+
+// message says what the relist did to key's pod, for its REMOVE.
+func (b bounce) message(key string) string {
+	what := "not a pod"
+	switch f := b.read; {
+	case f == nil:
+	case f.Err != nil:
+		what = fmt.Sprintf("invalid: %v", f.Err)
+	case f.ReadErr != nil:
+		what = fmt.Sprintf("unreadable to podwatch: %v", f.ReadErr)
+	case f.Pod != nil:
+		what = "defining pod " + f.Pod.Key
+	}
+	at := b.at.UTC().Format(time.RFC3339Nano)
+	if b.revivedBy != "" {
+		return fmt.Sprintf("static pod %s removed: the kubelet stopped every static pod at its relist at %s, which found no valid manifest in the folder; it kept its store, and the change to %s since brought them back",
+			key, at, b.revivedBy)
+	}
+	if b.may {
+		return fmt.Sprintf("static pod %s removed: the kubelet may have read %s mid-change at its relist at %s (written before and after the relist opened it, and read by podwatch %s), and so stopped the pod and started it again; if the relist read a whole valid write, the kubelet may skip this restart",
+			key, b.file, at, what)
+	}
+	if !b.during {
+		return fmt.Sprintf("static pod %s removed: the kubelet's relist read %s %s; the kubelet stopped the pod at its relist at %s, and its watch started it again since",
+			key, b.file, what, at)
+	}
+	return fmt.Sprintf("static pod %s removed: %s was written during the kubelet's relist, before the relist read it %s; the kubelet stopped the pod at its relist at %s, and its watch started it again since",
+		key, b.file, what, at)
+}
+
+// glance is the REMOVE's message: what the relist read and what the
+// kubelet did; message says all of it, for the detail.
+func (b bounce) glance() string {
+	what := "not a pod"
+	switch f := b.read; {
+	case f == nil:
+	case f.Err != nil:
+		what = fmt.Sprintf("invalid (%s)", problem(f.Err))
+	case f.ReadErr != nil:
+		what = "unreadable to podwatch"
+	case f.Pod != nil:
+		what = "defining pod " + f.Pod.Key
+	}
+	switch {
+	case b.revivedBy != "":
+		return fmt.Sprintf("no valid manifest when the kubelet's relist read the folder: it stopped the pod at its relist, and the change to %s since brought it back", b.revivedBy)
+	case b.may:
+		return fmt.Sprintf("%s read mid-change by the kubelet's relist: it may have stopped the pod at its relist and started it again; if the relist read a whole valid write, the kubelet may skip this restart", b.file)
+	}
+	return fmt.Sprintf("%s was %s as the kubelet's relist read it: it stopped the pod at its relist, and its watch started it again since", b.file, what)
+}
+
+// started is what an ADD says the kubelet does: for a pod a relist
+// dropped and the watch started again since, what it did.
+func (b bounce) started() string {
+	if b.file == "" {
+		return "the kubelet starts it"
+	}
+	if b.revivedBy != "" {
+		return fmt.Sprintf("the kubelet's watch started it again, for the change to %s, after its relist at %s found no valid manifest", b.revivedBy, b.at.UTC().Format(time.RFC3339Nano))
+	}
+	out := fmt.Sprintf("the kubelet's watch started it again after its relist at %s dropped it", b.at.UTC().Format(time.RFC3339Nano))
+	if b.may {
+		out += "; if that relist read a whole valid write, the kubelet may skip this restart"
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -10,31 +9,6 @@ import (
 	"github.com/podwatch/podwatch/pkg/model"
 	"github.com/podwatch/podwatch/pkg/types"
 )
-
-// Engine selects what decides the pod changes (Options.Engine).
-type Engine string
-
-// The engines.
-const (
-	// EngineCatalogue is the kubelet followed as a catalogue of races
-	// (kubeletView), selectable until it is deleted.
-	EngineCatalogue Engine = "catalogue"
-	// EnginePort is the port of the kubelet's file source (pkg/model),
-	// replayed over a window of snapshots and explored where podwatch
-	// cannot see.
-	EnginePort Engine = "port"
-)
-
-// ParseEngine is the engine a name selects; "" is the default.
-func ParseEngine(name string) (Engine, error) {
-	switch e := Engine(name); e {
-	case "":
-		return defaultEngine, nil
-	case EngineCatalogue, EnginePort:
-		return e, nil
-	}
-	return "", fmt.Errorf("diff: unknown engine %q (want %s or %s)", name, EngineCatalogue, EnginePort)
-}
 
 // portCap bounds the distinct states a part of the window keeps after
 // any input; past it a claim is capped.

@@ -9,7 +9,7 @@ import (
 
 // replayPhrase is what an UPDATE says when a relist of the kubelet's
 // between the events and its taking them in may stop the pod and start it
-// again (see replay.go).
+// again.
 const replayPhrase = "the kubelet may stop the pod and start it again once (a race: a relist of its may read the folder before its watch takes in "
 
 // A manifest renamed is two watch events, the old name's going and the new
@@ -27,16 +27,9 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	if got := podOps(chs); got != "UPDATE x.yaml" {
 		t.Fatalf("the rename: got %q, want one UPDATE: %v", got, chs)
 	}
-	if defaultEngine == EnginePort {
-		// The port claims the rename alone: the real kubelet's runs of
-		// a rename agreed with it, the relist's replay never showing.
-		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
-	} else {
-		if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") || strings.Contains(m, "on the way") {
-			t.Errorf("the rename: message %q does not say the old name's going may stop the pod once, and only that", m)
-		}
-		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch, after: 1})
-	}
+	// The port claims the rename alone: the real kubelet's runs of
+	// a rename agreed with it, the relist's replay never showing.
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
 	// Said once: the next change has no drop before it.
 	chs = mv.stepEvents(false, []types.WatchEvent{evWrote("x.yaml")}, map[string]*types.File{"x.yaml": &v2})
 	if m := updateMessage(chs); m == "" || strings.Contains(m, replayPhrase) {
@@ -48,11 +41,7 @@ func TestKubeletRenameMayReplayOverARelist(t *testing.T) {
 	rw := newStepper(t)
 	rw.step(true, map[string]*types.File{"web.yaml": &v1f})
 	chs = rw.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("web.yaml")}, map[string]*types.File{"web.yaml": &v2})
-	if defaultEngine == EnginePort {
-		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
-	} else if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") {
-		t.Errorf("delete and write again: message %q does not say the race", m)
-	}
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
 
 	// Written over by a rename (an editor's swap file, sed -i): the
 	// manifest's name never goes, so nothing drops the pod.
@@ -96,17 +85,11 @@ func TestKubeletRenameOverTwoSnapshotsMayReplay(t *testing.T) {
 	moved := valid("x.yaml", pod("web", "img:1"), t0)
 	chs, recheck := q.at(saveAt(5), false, []types.WatchEvent{evWrote("x.yaml")}, moved)
 	chs = append(chs, q.rest(saveAt(5), recheck, moved)...)
-	if defaultEngine == EnginePort {
-		// As in one snapshot: the rename alone.
-		if podOps(chs) != "UPDATE x.yaml" {
-			t.Fatalf("the new name: %q, want one UPDATE", podOps(chs))
-		}
-		checkClaim(t, chs[0], claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
-		return
+	// As in one snapshot: the rename alone.
+	if podOps(chs) != "UPDATE x.yaml" {
+		t.Fatalf("the new name: %q, want one UPDATE", podOps(chs))
 	}
-	if m := updateMessage(chs); podOps(chs) != "UPDATE x.yaml" || !strings.Contains(m, replayPhrase+"web.yaml's going)") {
-		t.Fatalf("the new name: %q %q, want one UPDATE saying the race", podOps(chs), m)
-	}
+	checkClaim(t, chs[0], claimWant{op: types.OpUpdate, at: types.ClaimAtWatch})
 }
 
 // A loaded podwatch's own relist, standing in for the kubelet's, may read
@@ -122,12 +105,8 @@ func TestRelistBeforeTheRenameEventsSaysTheRace(t *testing.T) {
 	if got := podOps(chs); got != "UPDATE x.yaml" {
 		t.Fatalf("the relist after the rename: got %q, want one UPDATE: %v", got, chs)
 	}
-	if defaultEngine == EnginePort {
-		// The port claims the rename alone, as on the watch.
-		checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtRelist, estimate: true})
-	} else if m := updateMessage(chs); !strings.Contains(m, replayPhrase+"web.yaml's going)") {
-		t.Errorf("the relist after the rename: message %q does not say the old name's going may stop the pod once", m)
-	}
+	// The port claims the rename alone, as on the watch.
+	checkClaim(t, opChange(t, chs, types.OpUpdate), claimWant{op: types.OpUpdate, at: types.ClaimAtRelist, estimate: true})
 	// The rename's events then come: nothing more to say.
 	chs = mv.stepEvents(false, []types.WatchEvent{evGone("web.yaml"), evWrote("x.yaml")}, map[string]*types.File{"x.yaml": &v1f})
 	if got := podOps(chs); got != "" {

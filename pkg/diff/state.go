@@ -46,10 +46,6 @@ type State struct {
 	// owned says no one else holds the maps: Advance may change them in
 	// place.
 	owned bool
-	// kubelet is the kubelet's file source as followed so far. Not
-	// persisted: the first snapshot after a restart is a relist, which
-	// rebuilds it.
-	kubelet *kubeletView
 	// port is the port engine's model and window (see portState).
 	port *portState
 }
@@ -103,7 +99,7 @@ func (s State) withMaps() State {
 // cloneSharingPods copies s but for Pods, which Compute copies on its first
 // write (computation.ownPods).
 func (s State) cloneSharingPods() State {
-	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, ClaimSeq: s.ClaimSeq, base: s.base, kubelet: s.kubelet, port: s.port}
+	n := State{Pods: s.Pods, Pending: maps.Clone(s.Pending), Reported: maps.Clone(s.Reported), Salt: s.Salt, Inventory: s.Inventory, ClaimSeq: s.ClaimSeq, base: s.base, port: s.port}
 	if n.Pending == nil {
 		n.Pending = map[string]time.Time{}
 	}

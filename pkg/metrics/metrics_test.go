@@ -78,7 +78,7 @@ func TestScrapeFollowsSnapshotsAndChanges(t *testing.T) {
 		{Op: types.OpAdd, Type: v1.EventTypeNormal, Reason: types.ReasonAdded},
 		{Type: v1.EventTypeWarning, Reason: types.ReasonInvalid},
 		// A relist's return to the winner, undone by the watch since: a
-		// restart with no op (diff/wentback.go).
+		// restart with no op (portWindow.wentBack in pkg/diff).
 		{Type: v1.EventTypeNormal, Reason: types.ReasonUpdated},
 	})
 	ev.set(events.Stats{Combined: 2, Replayed: 5, Evicted: 1, Expired: 3, Events: 4, Sinks: []events.SinkStats{

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podwatch/podwatch/pkg/agent"
-	"github.com/podwatch/podwatch/pkg/diff"
 )
 
 // lineSignal hands every line the agent prints to a channel.
@@ -30,13 +29,8 @@ func (l lineSignal) Write(p []byte) (int, error) {
 
 // BenchmarkRenameToEvent measures the latency from a manifest renamed into
 // place (the rename call) to its UPDATE event on stdout, alone and beside
-// 1,000 other manifests. PODWATCH_ENGINE selects the engine, as the
-// command takes it.
+// 1,000 other manifests.
 func BenchmarkRenameToEvent(b *testing.B) {
-	engine, err := diff.ParseEngine(os.Getenv("PODWATCH_ENGINE"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, others := range []int{0, 1000} {
 		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
 			dir := b.TempDir()
@@ -51,7 +45,6 @@ func BenchmarkRenameToEvent(b *testing.B) {
 			opts.Source.FileCheckFrequency = time.Hour
 			opts.Source.SettleDelay = time.Second
 			opts.NodeName = testNode
-			opts.Engine = engine
 			opts.StateDir = b.TempDir()
 			opts.Metrics.BindAddress = "0"
 			sig := lineSignal{lines: make(chan string, others+16)}

@@ -12,11 +12,11 @@
 // kubelet's file source and merge, to the same code the same way: both
 // sides on one folder, every step on the watch, PodUpdate by PodUpdate.
 //
-// TestEngineFuzz holds podwatch's diff engines to the same code by their
-// claims: random changes played to both, podwatch's snapshots stepped
-// through diff.Advance, and each pod's ADD, UPDATE and REMOVE in the
-// kubelet's pod config required to fall within the claims the engine made
-// of it (test/tools/claimcheck).
+// TestEngineFuzz holds podwatch's diff to the same code by its claims:
+// random changes played to both, podwatch's snapshots stepped through
+// diff.Advance, and each pod's ADD, UPDATE and REMOVE in the kubelet's pod
+// config required to fall within the claims the diff made of it
+// (test/tools/claimcheck).
 //
 // The kubelet's file source cannot be stopped and keeps an inotify instance
 // for good, so each scenario runs in a process of its own (the test binary,

@@ -131,7 +131,11 @@ func fuzzPod(key string) bool {
 	return false
 }
 
-// engineVerdicts replays snaps through each engine, with the kubelet's
+// portEngine names the diff's engine, the port, in verdicts and
+// recordings.
+const portEngine = "port"
+
+// engineVerdicts replays snaps through the engine, with the kubelet's
 // relists told and not, and judges the claims against kubelet.
 // runs are the images the kubelet ran, pod by pod (kubeletRuns): the last
 // of each is what it runs at the end, which the last pod an engine
@@ -139,16 +143,16 @@ func fuzzPod(key string) bool {
 // start says which pods the kubelet ran before the changes.
 func engineVerdicts(snaps []ptypes.Snapshot, relists []RelistSpan, dir string, period, settle time.Duration, kubelet, runs map[string][]string, start map[string]bool) []EngineResult {
 	var out []EngineResult
-	for _, engine := range []diff.Engine{diff.EngineCatalogue, diff.EnginePort} {
+	for _, engine := range []string{portEngine} {
 		for _, seen := range []bool{true, false} {
-			opts := diff.Options{NodeName: node, Path: dir, SettleDelay: settle, RelistPeriod: period, Engine: engine}
+			opts := diff.Options{NodeName: node, Path: dir, SettleDelay: settle, RelistPeriod: period}
 			said, stats := replayEngine(snaps, relists, opts, seen)
 			res := judgeClaims(said, kubelet, start)
 			judgeEnds(&res, stats.published, runs)
 			if !res.Covered {
 				res.Debug = stats.debug
 			}
-			res.Engine, res.Relists = string(engine), "unseen"
+			res.Engine, res.Relists = engine, "unseen"
 			if seen {
 				res.Relists = "seen"
 			}

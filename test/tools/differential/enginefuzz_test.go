@@ -41,15 +41,13 @@ func strictEngine(engine string) bool {
 }
 
 // engineFloor is the share of rounds an engine not judged strictly must
-// cover. Neither engine covers every round yet: the port misses a
-// restart back to the pod it published (two files of one pod, one
-// deleted, the other read again) and an ADD of a file gone before the
-// kubelet read it; the catalogue misses most restarts of a pod that two
-// files define, which flips at each event, and is held to nothing. The
-// port's floor sits well below the nine rounds in ten it covers, so that
+// cover. The port does not cover every round yet: it misses a restart
+// back to the pod it published (two files of one pod, one deleted, the
+// other read again) and an ADD of a file gone before the kubelet read it.
+// Its floor sits well below the nine rounds in ten it covers, so that
 // chance fails no run of a few rounds and a gross regression does.
 func engineFloor(engine string) float64 {
-	if engine == string(diff.EnginePort) {
+	if engine == portEngine {
 		return 0.5
 	}
 	return 0
@@ -145,7 +143,7 @@ func TestEngineFuzz(t *testing.T) {
 		}
 		if rec := res.Recording; rec != nil {
 			replayed(t, rec, res.Engines)
-			if dir := os.Getenv(engineRecordEnv); dir != "" && !rec.Verdicts[string(diff.EnginePort)+"/seen"] {
+			if dir := os.Getenv(engineRecordEnv); dir != "" && !rec.Verdicts[portEngine+"/seen"] {
 				if err := rec.WriteFile(filepath.Join(dir, strconv.FormatUint(seed, 10)+".json")); err != nil {
 					t.Error(err)
 				}
@@ -198,7 +196,7 @@ func TestEngineFuzz(t *testing.T) {
 					tl.smallest = res
 				}
 				report("seed %d: the kubelet's operations fall outside %s's claims: %v\nops %q", seed, name, e, res.Ops)
-				if e.Engine == string(diff.EnginePort) || strictEngine(e.Engine) {
+				if e.Engine == portEngine || strictEngine(e.Engine) {
 					t.Logf("seed %d, %s, step by step:\n%s", seed, name, strings.Join(e.Debug, "\n"))
 				}
 			}

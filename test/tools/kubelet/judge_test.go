@@ -24,7 +24,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podwatch/podwatch/pkg/agent"
-	"github.com/podwatch/podwatch/pkg/diff"
 	"github.com/podwatch/podwatch/pkg/types"
 	"github.com/podwatch/podwatch/test/tools/kubelet"
 )
@@ -1585,9 +1584,6 @@ func startPodwatch(t *testing.T, path, node, criSocket string, edits ...func(*ag
 	opts.Output = "json"
 	opts.StateDir = t.TempDir()
 	opts.Metrics.BindAddress = "0"
-	// PODWATCH_ENGINE=port judges the port engine, as the command takes
-	// it from its environment.
-	opts.Engine = diff.Engine(os.Getenv("PODWATCH_ENGINE"))
 	for _, edit := range edits {
 		edit(&opts)
 	}
