@@ -51,7 +51,7 @@ func BenchmarkScrubbedPod(b *testing.B) {
 // BenchmarkIncrementalOneChange is BenchmarkComputeOneChange with snapshots
 // that name what they changed, as the file source's do.
 func BenchmarkIncrementalOneChange(b *testing.B) {
-	benchNamedChange(b, nil, func(st *State, next types.Snapshot) int {
+	benchNamedChange(b, func(st *State, next types.Snapshot) int {
 		chs, st2, _ := Compute(*st, next, t0.Add(time.Hour), testOpts)
 		*st = st2
 		return len(chs)
@@ -61,7 +61,7 @@ func BenchmarkIncrementalOneChange(b *testing.B) {
 // BenchmarkAdvanceOneChange is BenchmarkIncrementalOneChange for the
 // agent's loop, which advances one State in place.
 func BenchmarkAdvanceOneChange(b *testing.B) {
-	benchNamedChange(b, nil, func(st *State, next types.Snapshot) int {
+	benchNamedChange(b, func(st *State, next types.Snapshot) int {
 		chs, _ := Advance(st, next, t0.Add(time.Hour), testOpts)
 		return len(chs)
 	})
@@ -69,13 +69,9 @@ func BenchmarkAdvanceOneChange(b *testing.B) {
 
 // benchNamedChange flips one file's image back and forth in folders of
 // several sizes, each snapshot naming the file it changed, and steps the
-// state with step, which returns how many changes it made. warm, unless
-// nil, is run on the listed folder before the timer starts.
-func benchNamedChange(b *testing.B, warm func(b *testing.B, st *State, s types.Snapshot), step func(st *State, next types.Snapshot) int) {
+// state with step, which returns how many changes it made.
+func benchNamedChange(b *testing.B, step func(st *State, next types.Snapshot) int) {
 	benchFolders(b, func(b *testing.B, s types.Snapshot, st State) {
-		if warm != nil {
-			warm(b, &st, s)
-		}
 		name := s.Files[0].Name
 		versions := [2]types.File{
 			valid(name, pod("pod-00000", "img:2"), t0),
