@@ -8,9 +8,10 @@ import (
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
-// The incremental step is the plain path for a snapshot that names what it
-// changed (types.Snapshot.Changed): it touches the named files alone, so
-// that one change costs the same in a folder of ten files or ten thousand.
+// The incremental step is for a snapshot that names what it changed
+// (types.Snapshot.Changed): it looks at the named files' problems alone,
+// the port deciding the pods from its window, so that one change costs
+// the same in a folder of ten files or ten thousand.
 //
 // It needs the previous step to have left a plain State (a baseline): every
 // valid file of that snapshot defines a pod no other file defines, and that
@@ -60,19 +61,19 @@ func (c *computation) touchedProblems() {
 
 // incrementalPlan checks that the snapshot may be diffed from b by the
 // names it changed alone, with no side effect, and returns those names,
-// sorted, and the valid files among them that may change something.
-func (c *computation) incrementalPlan(b *baseline) ([]string, []planned, bool) {
+// sorted.
+func (c *computation) incrementalPlan(b *baseline) ([]string, bool) {
 	s := c.snap
 	if b == nil || c.opts.fullOnly || s.Changed == nil || s.Relist || s.PathErr != nil || s.Single ||
 		s.Seq != b.seq+1 || c.now.Before(b.now) || c.opts.comparable() != b.opts {
-		return nil, nil, false
+		return nil, false
 	}
 	names := s.Changed
 	if !slices.IsSorted(names) {
 		names = slices.Sorted(slices.Values(names))
 	}
 	names = slices.Compact(slices.Clone(names))
-	var plan []planned
+	var fresh map[string]bool // keys new files define
 	for _, name := range names {
 		was, cur := lookup(b.files, name), lookup(s.Files, name)
 		var wasKey, curKey string
@@ -84,29 +85,26 @@ func (c *computation) incrementalPlan(b *baseline) ([]string, []planned, bool) {
 		}
 		switch {
 		case wasKey != "" && wasKey != curKey:
-			return nil, nil, false // a published pod loses its file
+			return nil, false // a published pod loses its file
 		case curKey == "":
 		case wasKey == curKey:
-			p := c.next.Pods[curKey]
-			if p == nil || p.File != name {
-				return nil, nil, false // not the baseline it claims to be
-			}
-			if p.Hash != cur.Pod.Hash || p.Config != cur.Pod.Config {
-				plan = append(plan, planned{f: cur, p: p, had: true})
+			if p := c.next.Pods[curKey]; p == nil || p.File != name {
+				return nil, false // not the baseline it claims to be
 			}
 		default:
 			if _, ok := c.next.Pods[curKey]; ok {
-				return nil, nil, false // a second file for a published pod, or a new winner
+				return nil, false // a second file for a published pod, or a new winner
 			}
-			for _, w := range plan {
-				if !w.had && w.f.Pod.Key == curKey {
-					return nil, nil, false // two new files define one pod
-				}
+			if fresh[curKey] {
+				return nil, false // two new files define one pod
 			}
-			plan = append(plan, planned{f: cur})
+			if fresh == nil {
+				fresh = map[string]bool{}
+			}
+			fresh[curKey] = true
 		}
 	}
-	return names, plan, true
+	return names, true
 }
 
 // touchedIDs are the problem IDs the incremental step may have made stale:
@@ -140,11 +138,4 @@ func lookup(files []*types.File, name string) *types.File {
 		return nil
 	}
 	return files[i]
-}
-
-// planned is one valid file and what is published under its key.
-type planned struct {
-	f   *types.File
-	p   *PodState
-	had bool
 }

@@ -102,7 +102,7 @@ func incrementalMatchesFull(t *testing.T, testOpts Options, seeds uint64) {
 				livePending: map[string]bool{}, liveProblem: map[string]bool{}}
 			// The port looks at the named files' problems alone; its
 			// changes are counted once the step is computed.
-			_, _, portIncremental := dry.incrementalPlan(fast.base)
+			_, portIncremental := dry.incrementalPlan(fast.base)
 
 			fullOpts := testOpts
 			fullOpts.fullOnly = true

@@ -35,7 +35,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 		c.window, unseen = c.portTake(ps)
 	}
 	invalidFrom := pendingInvalid(c.next.Pending)
-	names, _, incremental := c.incrementalPlan(prev.base)
+	names, incremental := c.incrementalPlan(prev.base)
 	if incremental {
 		// Only the named files can have a problem of their own new, and
 		// none of them a second definer (see incremental.go).
