@@ -64,7 +64,7 @@ func compute(prev State, snap types.Snapshot, now time.Time, opts Options, inPla
 		c.next = prev.cloneSharingPods()
 	}
 	c.next.base = nil
-	c.inventory, c.next.Inventory = prev.Inventory, false
+	c.next.Inventory = false
 	return c.portStep(prev, inPlace)
 }
 
@@ -93,10 +93,7 @@ type computation struct {
 
 	livePending map[string]bool
 	liveProblem map[string]bool
-	inventory   bool // nothing was published before: pods are found, not added
 	podsOwned   bool // next.Pods is a copy, no longer prev's
-	// touched are the files the incremental step looked at, sorted.
-	touched []string
 	// estimated says the change about to be emitted is at a relist of the
 	// kubelet's that podwatch did not see: its time is an estimate.
 	estimated bool
@@ -452,16 +449,10 @@ const (
 // atRelist says that what the kubelet does, it does at its relist, and
 // whether podwatch saw that relist or stands in for it with its own.
 func (c *computation) atRelist(what string) string {
-	return c.atRelistThen(what, "")
-}
-
-// atRelistThen is atRelist with then, what follows, said before the
-// estimate's caveat, which closes the sentence.
-func (c *computation) atRelistThen(what, then string) string {
 	if !c.estimated {
-		return what + " at its relist" + then
+		return what + " at its relist"
 	}
-	return what + " at its next relist" + c.within() + then + "; podwatch did not see that relist: its time is an estimate"
+	return what + " at its next relist" + c.within() + "; podwatch did not see that relist: its time is an estimate"
 }
 
 // within bounds the wait for the kubelet's next relist, for messages.

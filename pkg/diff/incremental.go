@@ -49,10 +49,10 @@ func (c *computation) podsPlain() bool {
 	return n == len(c.next.Pods)
 }
 
-// touchedProblems reports the problems of the files the incremental step
-// looks at.
-func (c *computation) touchedProblems() {
-	for _, name := range c.touched {
+// touchedProblems reports the problems of names, the files the
+// incremental step looks at.
+func (c *computation) touchedProblems(names []string) {
+	for _, name := range names {
 		if f := lookup(c.snap.Files, name); f != nil {
 			c.fileProblem(f)
 		}
@@ -109,10 +109,10 @@ func (c *computation) incrementalPlan(b *baseline) ([]string, bool) {
 
 // touchedIDs are the problem IDs the incremental step may have made stale:
 // those of the named files, and the watch's.
-func (c *computation) touchedIDs() []string {
-	ids := make([]string, 0, 1+3*len(c.touched))
+func touchedIDs(names []string) []string {
+	ids := make([]string, 0, 1+3*len(names))
 	ids = append(ids, "watch")
-	for _, name := range c.touched {
+	for _, name := range names {
 		ids = append(ids, "unreadable/"+name, "invalid/"+name, "ignored/"+name)
 	}
 	return ids

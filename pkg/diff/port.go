@@ -39,25 +39,24 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	if incremental {
 		// Only the named files can have a problem of their own new, and
 		// none of them a second definer (see incremental.go).
-		c.touched = names
 		c.watchProblem()
-		c.touchedProblems()
+		c.touchedProblems(names)
 	} else {
 		c.run()
 	}
 	first := len(c.changes)
 	if c.window.ps != nil {
-		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom}
+		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom, inventory: prev.Inventory}
 		c.portChanges(&w)
 		w.invalidDue()
 	}
 	c.amendIn(&ps.said, &ps.lateSeen)
 	if incremental {
-		c.sweep(c.touchedIDs())
+		c.sweep(touchedIDs(names))
 	} else {
 		c.sweepAll()
 	}
-	c.next.base = c.portBaseline(incremental, c.changes[first:])
+	c.next.base = c.portBaseline(incremental, names, c.changes[first:])
 	return c.changes, c.next, c.recheck
 }
 
@@ -66,7 +65,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 // incremental step, whose names no published pod lost, the pods of those
 // names and the changes said (each of one of them) tell; after a full
 // step, every file.
-func (c *computation) portBaseline(incremental bool, said []types.Change) *baseline {
+func (c *computation) portBaseline(incremental bool, names []string, said []types.Change) *baseline {
 	s := c.snap
 	if s.Seq == 0 || s.PathErr != nil || s.Single || !c.recheck.IsZero() || c.keptInvalid {
 		return nil
@@ -83,7 +82,7 @@ func (c *computation) portBaseline(incremental bool, said []types.Change) *basel
 		return &baseline{seq: s.Seq, files: s.Files, now: c.now, opts: c.opts.comparable()}
 	}
 	keys := map[string]bool{}
-	for _, name := range c.touched {
+	for _, name := range names {
 		f := lookup(s.Files, name)
 		if f == nil || !validPod(f) {
 			continue
@@ -203,6 +202,9 @@ type portWindow struct {
 	// invalidFrom are the invalid files waiting to be reported before
 	// the step, by problem ID: since when (pendingInvalid).
 	invalidFrom map[string]time.Time
+	// inventory: nothing was published before, so pods are found, not
+	// added (State.Inventory).
+	inventory bool
 }
 
 // own is what podwatch's own view runs for key at the end of the window,
@@ -753,7 +755,7 @@ func (w *portWindow) add(key string, f *types.File, to string) {
 	c.ownPods()
 	c.next.Pods[key] = published(f)
 	cl := w.claim(key, types.OpAdd, "", to)
-	if c.inventory {
+	if w.inventory {
 		c.portEmit(foundChange(key, f), cl)
 		return
 	}
