@@ -85,8 +85,10 @@ func TestPortChmodJustAfterARelistHandedLate(t *testing.T) {
 		relisted(ms(2000*i+699), ms(2000*i-53), "web.yaml", "web.yaml.bak")
 	}
 	// web.yaml's mode changes a moment after the last relist opened the
-	// folder, and before the agent hands that relist in.
-	step(ms(19981), false, []types.WatchEvent{{Name: "web.yaml"}}, &web, &bak)
+	// folder, and before the agent hands that relist in. Its event says
+	// it brought no content: web.yaml's ChangedAt, long before, does not
+	// date it.
+	step(ms(19981), false, []types.WatchEvent{{Name: "web.yaml", Attrib: true}}, &web, &bak)
 	chmod := len(said)
 	step(ms(20053), true, nil, &web, &bak)
 	relisted(ms(20699), ms(19947), "web.yaml", "web.yaml.bak")
@@ -108,5 +110,10 @@ func TestPortChmodJustAfterARelistHandedLate(t *testing.T) {
 	}
 	if back := said[3].Claim; back.At != types.ClaimAtRelist {
 		t.Errorf("the UPDATE back to web.yaml.bak is claimed at the %s, want at a relist", back.At)
+	}
+	// The chmod came after the relist that opened the folder at 19.947 s:
+	// the relist after it, at 21.947 s, brought the .bak back, for sure.
+	if back := said[3]; !back.At.Equal(ms(21947)) || back.Claim.MaySkip {
+		t.Errorf("the UPDATE back to web.yaml.bak at +%v, may skip %v; want at the relist at +21.947s, made for sure", back.At.Sub(t0), back.Claim.MaySkip)
 	}
 }

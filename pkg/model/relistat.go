@@ -49,7 +49,10 @@ func (t *Timeline) ReadAfter(at time.Time) bool {
 // and when the kubelet took it in as podwatch saw it (Input.At).
 func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
 	in.seen, in.snap, in.At = s.Time, t.taken, s.Time
-	if f := now.get(s.Events[i].Name); f != nil && !s.Events[i].Gone && !f.ChangedAt.IsZero() {
+	if e := s.Events[i]; e.Gone || e.Attrib {
+		return in // no version read dates a going or a chmod: its snapshot does
+	}
+	if f := now.get(s.Events[i].Name); f != nil && !f.ChangedAt.IsZero() {
 		in.seen = f.ChangedAt
 	}
 	return in

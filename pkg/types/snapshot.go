@@ -109,6 +109,10 @@ type WatchEvent struct {
 	// moved in, for which the kubelet reads the file and takes in its pod
 	// if it is valid.
 	Gone bool
+	// Attrib: the name was only chmod-ed, as far as this event goes; the
+	// content is what it was, so its File's ChangedAt dates the content,
+	// not the event, which came by the snapshot's Time.
+	Attrib bool
 	// Folded counts the versions of the file this event stands for beyond
 	// one: the kernel's writes or moves in of Name that the source folded
 	// into it, each after another (a file written in place in chunks, or

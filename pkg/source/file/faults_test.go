@@ -257,7 +257,7 @@ func TestTooManyEventsAreUnknown(t *testing.T) {
 		t.Fatalf("after %d events: relist=%v, %d events kept; want a watch snapshot with Events nil", len(evs)+1, snap.Relist, len(snap.Events))
 	}
 	w.push(t, watchBatch{events: []rawEvent{{on: onPath, name: "a.yaml", op: opChmod}}})
-	if snap := h.next(); len(snap.Events) != 1 || snap.Events[0] != (types.WatchEvent{Name: "a.yaml"}) {
+	if snap := h.next(); len(snap.Events) != 1 || snap.Events[0] != (types.WatchEvent{Name: "a.yaml", Attrib: true}) {
 		t.Fatalf("the next snapshot's events: %+v, want a.yaml's chmod", snap.Events)
 	}
 }

@@ -169,6 +169,7 @@ func (p *pending) record(ev rawEvent, name string) {
 	// A write or a move in leaves content the kubelet may read; a create
 	// leaves an empty file, a chmod the content it had.
 	version := !we.Gone && ev.op&(opWrite|opMovedTo) != 0
+	we.Attrib = !we.Gone && ev.op&(opCreate|opMovedTo|opWrite) == 0
 	// The kubelet reads the file again on each, but podwatch can only
 	// give it what it reads itself: one read is as good as ten. The
 	// event counts the versions it stands for, which the kubelet may
@@ -177,6 +178,7 @@ func (p *pending) record(ev rawEvent, name string) {
 		if version && p.versioned {
 			p.events[n-1].Folded++
 		}
+		p.events[n-1].Attrib = p.events[n-1].Attrib && we.Attrib
 		p.versioned = p.versioned || version
 		return
 	}

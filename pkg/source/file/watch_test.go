@@ -137,6 +137,10 @@ func TestChmodOnlyIsNotDecodedAgain(t *testing.T) {
 	if snap.Relist {
 		t.Fatalf("chmod caused a relist: %s", describe(snap))
 	}
+	// The event says it brought no content: ChangedAt does not date it.
+	if want := []types.WatchEvent{{Name: "a.yaml", Attrib: true}}; !slices.Equal(snap.Events, want) {
+		t.Errorf("after chmod: events %+v, want %+v", snap.Events, want)
+	}
 	a, b := first.Files[0], snap.Files[0]
 	if decodes.Load() != 1 || a.Pod != b.Pod || !a.ChangedAt.Equal(b.ChangedAt) {
 		t.Fatalf("after chmod: %d decodes (want 1), same pod %v, ChangedAt %v -> %v",
