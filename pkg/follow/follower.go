@@ -107,6 +107,10 @@ type target struct {
 	ch       types.Change
 	at       time.Time // when the change was seen
 	deadline time.Time
+	// since is when the change to the pod before this one was seen, zero
+	// for none: a sandbox created after it is none of the pods that ran
+	// before that change.
+	since time.Time
 	// inPlace: metadata.uid is set and that pod already runs; restart
 	// names the containers whose image changed, which must be new.
 	inPlace bool
@@ -248,7 +252,11 @@ func (f *Follower) take() {
 			f.takeFound(ch, at, key)
 			continue
 		}
-		f.targets[key] = &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
+		next := &target{ch: ch, at: at, deadline: at.Add(f.opts.Deadline)}
+		if prev := f.targets[key]; prev != nil {
+			next.since = prev.at
+		}
+		f.targets[key] = next
 		f.log.Debug("following a change", "pod", key, "op", ch.Op, "file", ch.File, "at", at)
 		if ch.Op == types.OpRemove {
 			delete(f.static, key)

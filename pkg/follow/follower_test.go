@@ -448,3 +448,43 @@ func TestUpdateAtARelistSeenLateCountsTheSandboxJustBefore(t *testing.T) {
 		})
 	}
 }
+
+// A change made at a relist podwatch did not see is dated by podwatch's
+// own relist, which may come long after the kubelet's: emacs' backup
+// taking over at the kubelet's first relist, before podwatch knows its
+// phase. A sandbox created since the pod's change before, whose
+// containers run this change's images, is then its answer; one from
+// before that change, or running another image, is an old pod's.
+func TestUpdateAtAnEstimatedRelistCountsASandboxSinceTheChangeBefore(t *testing.T) {
+	const image = "registry.k8s.io/kube-apiserver:v1.37.2"
+	for _, tc := range []struct {
+		name    string
+		created time.Duration // from the change before
+		image   string
+		started bool
+	}{
+		{"since the change before, its image", 1500 * time.Millisecond, image, true},
+		{"before the change before", -time.Second, image, false},
+		{"since the change before, another image", 1500 * time.Millisecond, "registry.k8s.io/kube-apiserver:v1.37.1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.rt.sandbox("old", apiserver, "uid-old", t0.Add(-time.Hour), false)
+			h.submit(types.OpUpdate, 0, apiPod("", "kube-apiserver=registry.k8s.io/kube-apiserver:v1.37.1"))
+			none(t, h.at(100*time.Millisecond))
+			h.f.Submit([]types.Change{{
+				Op: types.OpUpdate, Reason: "x", Object: types.Object{Kind: types.KindPod, Namespace: "kube-system", Name: apiserver},
+				File: "kube-apiserver.yaml~", Pod: apiPod(""), At: t0.Add(2 * time.Second),
+				Claim: &types.Claim{Op: types.OpUpdate, At: types.ClaimAtRelist, Estimate: true},
+			}})
+			h.rt.sandbox("new", apiserver, "uid-new", t0.Add(tc.created), true)
+			h.rt.container("new", "kube-apiserver", tc.image, 0, t0.Add(tc.created+time.Millisecond))
+			got := h.at(3 * time.Second)
+			if tc.started {
+				one(t, got, types.ReasonStarted, v1.EventTypeNormal)
+			} else {
+				none(t, got)
+			}
+		})
+	}
+}

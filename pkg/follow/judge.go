@@ -122,17 +122,29 @@ func (f *Follower) started(ctx context.Context, key string, t *target, obs *obse
 	// read that relist's folder open: late, never early. The kubelet acts
 	// on its relist at once, so its answer may come before that date, by
 	// as much as the read was late: a sandbox created within relistLate
-	// before it is no old pod's.
+	// before it is no old pod's. One made at a relist podwatch did not see
+	// is dated by its own, which may come long after the kubelet's: there
+	// a sandbox created since the pod's change before, whose containers
+	// run this change's images, is no old pod's either.
 	old := map[string]bool{}
+	images := containerImages(t.ch.Pod)
 	if t.ch.Op == types.OpUpdate && !t.inPlace {
-		before := t.at
-		if c := t.ch.Claim; c != nil && c.At == types.ClaimAtRelist && !c.Estimate {
-			before = t.at.Add(-relistLate)
+		before, estimated := t.at, false
+		if c := t.ch.Claim; c != nil && c.At == types.ClaimAtRelist {
+			estimated = c.Estimate && !t.since.IsZero()
+			if !c.Estimate {
+				before = t.at.Add(-relistLate)
+			}
 		}
 		for _, s := range sbs {
-			if created(s.GetCreatedAt()).Before(before) {
-				old[sandboxUID(s)] = true
+			at := created(s.GetCreatedAt())
+			if !at.Before(before) {
+				continue
 			}
+			if estimated && at.After(t.since) && runsAll(newest(obs.containers[s.GetId()]), images) {
+				continue
+			}
+			old[sandboxUID(s)] = true
 		}
 	}
 	var sb *cri.PodSandbox
@@ -456,6 +468,20 @@ func runsImage(c *cri.Container, image string) bool {
 	}
 	h := c.GetAnnotations()[annotationHash]
 	return h != "" && h == ContainerHash(containerName(c), image)
+}
+
+// runsAll says whether each container of images, by name, is known to
+// run its image in cs (newest, by name).
+func runsAll(cs map[string]*cri.Container, images map[string]string) bool {
+	if len(images) == 0 {
+		return false
+	}
+	for name, image := range images {
+		if c := cs[name]; c == nil || !runsImage(c, image) {
+			return false
+		}
+	}
+	return true
 }
 
 // replaced says whether c is the kubelet's new container for one that ran
