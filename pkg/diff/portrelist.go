@@ -115,6 +115,10 @@ func (w *portWindow) bounce(key string, pub PodState, said string) bool {
 	switch {
 	case run == prev || prev == "":
 		return false
+	case run == said:
+		// The relist made the change podwatch said already, on the watch
+		// event it now comes before: that event changes nothing more.
+		return false
 	case run != "" && prev != said:
 		if _, waits := w.c.next.Pending["pod/"+key]; waits {
 			// The pod the relist took back was never said: the
