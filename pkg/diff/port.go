@@ -664,14 +664,15 @@ func (w *portWindow) returnDue(key string) bool {
 	if !ok {
 		return false
 	}
-	// Shadowed then: a name after it in byte order had given the key
-	// before the window, as the file source's mapping keeps it.
-	dir := p.File[:len(p.File)-len(pathBase(p.File))]
-	for _, f := range c.snap.Files {
-		if f.Name > pathBase(p.File) {
-			if k, ok := w.from.Source.KeyOf(dir + f.Name); ok && k == key {
-				return true
-			}
+	// Shadowed then: a name after it in byte order, still in the folder,
+	// had given the key before the window, as the file source's mapping
+	// keeps it.
+	name := pathBase(p.File)
+	dir := p.File[:len(p.File)-len(name)]
+	for _, path := range w.from.Source.PathsOf(key) {
+		other := pathBase(path)
+		if other > name && path[:len(path)-len(other)] == dir && lookup(c.snap.Files, other) != nil {
+			return true
 		}
 	}
 	return false

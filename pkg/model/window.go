@@ -28,6 +28,17 @@ func (s *FileSource) KeyOf(path string) (string, bool) {
 	return key, ok
 }
 
+// PathsOf are the paths the file source's fileKeyMapping gives key.
+func (s *FileSource) PathsOf(key string) []string {
+	var out []string
+	for path, k := range s.fileKeyMapping {
+		if k == key {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
 // Stored is the pod the file source's store holds for key.
 func (s *FileSource) Stored(key string) (Pod, bool) {
 	p, ok := s.store[key]
