@@ -720,32 +720,47 @@ func portSpan(part *model.Part, key, said, to string) (types.Range, bool, int) {
 		if i := slices.Index(r, said); i >= 0 {
 			r = r[i:]
 		}
-		switch last := r[len(r)-1]; {
+		last, reached := r[len(r)-1], len(r)
+		switch {
 		case said != to && last == said:
 			skip = true
-		case last == to:
-			n := 0
-			for _, x := range r[1:] {
-				if x != "" {
-					n++
-				}
-			}
-			if to != "" && said != to {
-				n--
-			}
-			n = max(n, 0)
-			if lo < 0 || n < lo {
-				lo = n
-			}
-			hi = max(hi, n)
-		default:
+			continue
+		case last != to:
+			// Gone on past to (a backup's deletion dropped it after):
+			// what follows is a stop and start after, and what came
+			// before to's start was on the way all the same.
 			elsewhere++
+			reached = slices.Index(r[1:], to) + 1
+			if to == "" || reached == 0 {
+				continue
+			}
+			reached++
 		}
+		n := restarts(r[:reached], said, to)
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
 	}
 	if lo < 0 {
 		return types.Bounded(0, 0), skip, elsewhere
 	}
 	return types.Bounded(lo, hi), skip, elsewhere
+}
+
+// restarts counts the pods a way r (from said, ending at to) started on
+// its way to to, the change to to itself not counted.
+func restarts(r []string, said, to string) int {
+	n := 0
+	for _, x := range r[1:] {
+		if x != "" {
+			n++
+		}
+	}
+	if to != "" && said != to {
+		n--
+	}
+	return max(n, 0)
 }
 
 func (w *portWindow) add(key string, f *types.File, to string) {
