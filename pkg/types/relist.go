@@ -106,8 +106,8 @@ type RelistWrite struct {
 	Since time.Time
 	// After: a write came after the relist's open of the file (and before
 	// it was recognised). Alone, the relist read the content from before
-	// it; a write to the file the relist opened last, with no read of it
-	// queued between, is Before too, as the relist may not have read it
+	// it; a write to a file the relist opened, with no read of it queued
+	// between, is Before too, as the relist may not have read it
 	// yet. But the relist's open of the last file completes it, so a write
 	// to that file found after that batch is not placed, though the
 	// relist may have been between its open and its read, or the open

@@ -106,18 +106,20 @@ type watcher interface {
 // The relist reads a file just after it opens it, and a writer's open
 // that comes between merges with the relist's on the queue when neither
 // is read yet (inotify merges a repeated event), so the queue shows one
-// open and the write, as for a write after the read. A read of the file
-// matched last, before a write to it, says the relist read it before the
-// write (a read with no content shows as none: an empty file); without
-// one the write is on both sides.
+// open and the write, as for a write after the read. A read of a matched
+// file, before a write to it, says the relist read it before the write
+// (a read with no content shows as none: an empty file); without one the
+// write is on both sides. That holds for every file matched, not only
+// the last: writers of several files at once open them as the relist
+// goes, and one's open taken for the relist's next file moves the match
+// on before the relist has read the file it opened.
 type candidate struct {
 	at      time.Time
 	want    []string
 	next    int
 	opened  int                 // files of want opened
 	step    time.Time           // the last open that matched
-	reading string              // the name that open was of
-	unread  bool                // no read of reading seen since that open
+	unread  map[string]struct{} // names matched with no read seen since
 	gone    map[string]struct{} // names of want that went since the folder open
 	written map[string]sides    // names of want written since the folder open
 	came    []string            // names not in want that came since the folder open, in byte order
@@ -147,7 +149,11 @@ func (c *candidate) open(name string, at time.Time) bool {
 	if k == len(c.want) || c.want[k] != name {
 		return false
 	}
-	c.next, c.step, c.reading, c.unread = k+1, at, name, true
+	c.next, c.step = k+1, at
+	if c.unread == nil {
+		c.unread = map[string]struct{}{}
+	}
+	c.unread[name] = struct{}{}
 	c.opened++
 	c.skipTail()
 	return true
@@ -187,7 +193,7 @@ func (c *candidate) write(name string, since time.Time, arrived bool) {
 		s.before, s.since = true, since
 	} else {
 		s.after, s.afterSince = true, since
-		if name == c.reading && c.unread {
+		if _, unread := c.unread[name]; unread {
 			s.before, s.since = true, since
 		}
 	}
@@ -196,9 +202,7 @@ func (c *candidate) write(name string, since time.Time, arrived bool) {
 
 // read notes that name's content was read.
 func (c *candidate) read(name string) {
-	if name == c.reading {
-		c.unread = false
-	}
+	delete(c.unread, name)
 }
 
 // sides says on which side of a file's open writes to it came, and when
