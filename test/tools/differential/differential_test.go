@@ -27,20 +27,6 @@ const scenarioEnv = "PODWATCH_DIFFERENTIAL_SCENARIO"
 // a library prints to stdout cannot be mistaken for it.
 const resultPrefix = "differential-result: "
 
-const (
-	node = "node-1"
-	// Both sides list the folder every second, podwatch settles bad news
-	// for 200ms: short, so a relist step and a REMOVE cost little, and
-	// far above the time one step takes.
-	relistPeriod = time.Second
-	settleDelay  = 200 * time.Millisecond
-	// waitLimit bounds each wait for a side in the child, for a loaded
-	// 2-core machine; a passing run never comes near it.
-	waitLimit = 20 * time.Second
-	// childLimit bounds a whole child.
-	childLimit = 90 * time.Second
-)
-
 func TestMain(m *testing.M) {
 	if path := os.Getenv(scenarioEnv); path != "" {
 		os.Exit(child(path))

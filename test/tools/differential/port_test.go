@@ -177,28 +177,3 @@ func byPhase(batches []batch, closing []string) [][]Op {
 	}
 	return out
 }
-
-// awaitWatches returns once the folder has more inotify watches than
-// before: the kubelet's watch is up.
-func awaitWatches(ctx context.Context, dir string, before int) error {
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		n, err := dirWatches(dir)
-		if err != nil {
-			return err
-		}
-		if n > before {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the kubelet's watch on %s: not within %v", dir, waitLimit)
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
