@@ -58,7 +58,13 @@ func TestMain(m *testing.M) {
 // successor. Then it checks the kubelet left the host as it was.
 func TestKubeletJudgesPodwatch(t *testing.T) {
 	scenarios := loadScenarios(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Five minutes for the runs the scenarios list (ten at most); more
+	// runs (JUDGE_RUNS) load the kubelet and take longer in proportion.
+	limit := 5 * time.Minute
+	for _, sc := range scenarios {
+		limit = max(limit, time.Duration(sc.runs)*30*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	k := kubelet.ForTest(ctx, t, kubelet.Config{NodeName: hostnameOverride})
 	keepLog(t, k)
