@@ -655,6 +655,16 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 	}
 	t.Logf("timeline:%s", tl.String())
 	r.timeline = tl.String()
+	// Each failure is said where found and once more after podwatch's
+	// Events, whose dump is long: CI's digest keeps a failed test's last
+	// lines only.
+	var failed []string
+	fail := func(msg string) {
+		t.Helper()
+		t.Error(msg)
+		first, _, _ := strings.Cut(msg, "\n")
+		failed = append(failed, first)
+	}
 	if len(sc.outcomes) > 0 && !slices.Contains(sc.outcomes, r.kubelet) {
 		msg := fmt.Sprintf("the kubelet did %q, which is none of the outcomes the scenario allows %q: a race it does not know of", r.kubelet, sc.outcomes)
 		// A scenario marked for a heavy load's disagreements is one
@@ -665,7 +675,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		if sc.disagreement != "" {
 			t.Logf("%s (the scenario is marked: %s)", msg, sc.disagreement)
 		} else {
-			t.Error(msg)
+			fail(msg)
 		}
 	}
 	for _, p := range sc.pods {
@@ -678,7 +688,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		if sc.disagreement != "" {
 			t.Logf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v: known disagreement: %s", p, loop[p], did[p], shown[p], sc.disagreement)
 		} else {
-			t.Errorf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], shown[p])
+			fail(fmt.Sprintf("%s: the kubelet's sync loop was told %v (its sandboxes: %v), podwatch said %v", p, loop[p], did[p], shown[p]))
 		}
 	}
 	// Without its watch the kubelet takes in every change at a relist, so
@@ -691,7 +701,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 			if sc.disagreement != "" {
 				t.Logf("%s: known disagreement: %s", w, sc.disagreement)
 			} else {
-				t.Error(w)
+				fail(w)
 			}
 		}
 	}
@@ -704,11 +714,14 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		if sc.disagreement != "" {
 			t.Logf("%s (follows from the known disagreement)", e)
 		} else {
-			t.Error(e)
+			fail(e)
 		}
 	}
 	if !r.agree || os.Getenv("JUDGE_DUMP") != "" {
 		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+	}
+	if len(failed) > 0 {
+		t.Logf("failed:\n%s", strings.Join(failed, "\n"))
 	}
 	return r
 }
@@ -771,7 +784,8 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		fail(snap, "the kubelet did not read the barrier %s and add it: %v", how, err)
 	}
 	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "ADD") }); err != nil {
-		t.Fatalf("settle %d: podwatch did not report ADD of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
+		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+		t.Fatalf("settle %d: podwatch did not report ADD of the barrier pod %s: %v", n, barrier, err)
 	}
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
@@ -791,7 +805,8 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		fail(snap, "%v", err)
 	}
 	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "REMOVE") }); err != nil {
-		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v\n%s", n, barrier, err, pw.dump(t))
+		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v", n, barrier, err)
 	}
 	return snap
 }
