@@ -718,7 +718,7 @@ func run(ctx context.Context, t *testing.T, sc scenario, k *kubelet.Kubelet, pw 
 		}
 	}
 	if !r.agree || os.Getenv("JUDGE_DUMP") != "" {
-		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+		t.Logf("podwatch's Events about the run:\n%s", pw.dumpOf(t, sc, node))
 	}
 	if len(failed) > 0 {
 		t.Logf("failed:\n%s", strings.Join(failed, "\n"))
@@ -784,7 +784,7 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		fail(snap, "the kubelet did not read the barrier %s and add it: %v", how, err)
 	}
 	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "ADD") }); err != nil {
-		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+		t.Logf("podwatch's Events about the run:\n%s", pw.dumpOf(t, sc, node))
 		t.Fatalf("settle %d: podwatch did not report ADD of the barrier pod %s: %v", n, barrier, err)
 	}
 	if err := os.Remove(file); err != nil {
@@ -805,7 +805,7 @@ func settle(ctx context.Context, t *testing.T, sc scenario, n int, k *kubelet.Ku
 		fail(snap, "%v", err)
 	}
 	if err := pw.wait(ctx, func(evs []v1.Event) bool { return slices.Contains(podwatchOps(evs, barrier), "REMOVE") }); err != nil {
-		t.Logf("podwatch's Events:\n%s", pw.dump(t))
+		t.Logf("podwatch's Events about the run:\n%s", pw.dumpOf(t, sc, node))
 		t.Fatalf("settle %d: podwatch did not report REMOVE of the barrier pod %s: %v", n, barrier, err)
 	}
 	return snap
@@ -1731,9 +1731,37 @@ func (p *podwatch) wait(ctx context.Context, cond func([]v1.Event) bool) error {
 }
 
 func (p *podwatch) dump(t *testing.T) string {
+	return p.dumpIf(t, func(v1.Event) bool { return true })
+}
+
+// dumpOf is dump of the Events about sc's run alone: its pods, its
+// barriers and its files. A podwatch shared by hundreds of runs prints
+// thousands of Events, and a dump of them all for each run (JUDGE_DUMP)
+// grows the log by hundreds of megabytes, whose formatting, in the
+// judge's process, starves the podwatch beside it.
+func (p *podwatch) dumpOf(t *testing.T, sc scenario, node string) string {
+	files := sc.fileNames()
+	return p.dumpIf(t, func(ev v1.Event) bool {
+		obj := ev.InvolvedObject
+		if slices.Contains(sc.pods, strings.TrimSuffix(obj.Namespace+"/"+obj.Name, "-"+node)) {
+			return true
+		}
+		if n, ok := strings.CutPrefix(obj.Name, "barrier-"+sc.name+"-"); ok && obj.Namespace == "judge-barrier" {
+			n = strings.TrimSuffix(n, "-"+node)
+			return n != "" && strings.Trim(n, "0123456789") == ""
+		}
+		return slices.ContainsFunc(files, func(f string) bool {
+			return strings.HasPrefix(ev.Message, f+" ") || strings.HasPrefix(ev.Message, f+":")
+		})
+	})
+}
+
+func (p *podwatch) dumpIf(t *testing.T, keep func(v1.Event) bool) string {
 	var b strings.Builder
 	for _, ev := range p.events(t) {
-		fmt.Fprintf(&b, "  %s %s %s/%s x%d: %s\n", ev.LastTimestamp.Format("15:04:05.000"), ev.Reason, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, ev.Count, ev.Message)
+		if keep(ev) {
+			fmt.Fprintf(&b, "  %s %s %s/%s x%d: %s\n", ev.LastTimestamp.Format("15:04:05.000"), ev.Reason, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, ev.Count, ev.Message)
+		}
 	}
 	return b.String()
 }
