@@ -730,11 +730,11 @@ func portSpan(part *model.Part, key, said, to string) (types.Range, bool, int) {
 			// what follows is a stop and start after, and what came
 			// before to's start was on the way all the same.
 			elsewhere++
-			reached = slices.Index(r[1:], to) + 1
-			if to == "" || reached == 0 {
+			j := slices.Index(r[1:], to)
+			if to == "" || j < 0 {
 				continue
 			}
-			reached++
+			reached = j + 2 // r[:reached] ends with to's start
 		}
 		n := restarts(r[:reached], said, to)
 		if lo < 0 || n < lo {
