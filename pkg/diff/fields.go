@@ -142,7 +142,7 @@ func (w *walker) structs(path string, a, b reflect.Value, secret bool) {
 	t := a.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() || plainlyEqual(a.Field(i), b.Field(i)) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -155,6 +155,28 @@ func (w *walker) structs(path string, a, b reflect.Value, secret bool) {
 		}
 		w.value(sub, a.Field(i), b.Field(i), f.Tag.Get("patchMergeKey"), secret || sensitive(name))
 	}
+}
+
+// plainlyEqual reports two values equal without walking them: scalars of
+// one value, or nil or empty on both sides (which the walk would find
+// without a change). Most of a pod's fields are such, and skipping them
+// before their JSON name is looked up is most of the walk's cost.
+func plainlyEqual(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return a.Uint() == b.Uint()
+	case reflect.Pointer, reflect.Interface:
+		return a.IsNil() && b.IsNil()
+	case reflect.Slice, reflect.Map:
+		return a.Len() == 0 && b.Len() == 0
+	}
+	return false
 }
 
 func (w *walker) slices(path string, a, b reflect.Value, mergeKey string, secret bool) {

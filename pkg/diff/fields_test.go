@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/podwatch/podwatch/pkg/manifest"
 	"github.com/podwatch/podwatch/pkg/types"
 )
@@ -63,5 +65,43 @@ func TestUpdateNamesARespeltQuantity(t *testing.T) {
 	c = mustOne(t, chs, types.ReasonUpdated)
 	if want := "web.yaml: resources.requests[cpu] respelt 1000m → 1.0: the kubelet restarts the pod (new UID)"; !strings.HasPrefix(c.Message, want) {
 		t.Fatalf("message %q, want it to start with %q", c.Message, want)
+	}
+}
+
+// The walk skips a field whose two sides are plainly equal before it
+// names it; every kind it skips so must still show when it differs, and
+// nil against empty must stay no change.
+func TestPodFieldChangesKindsItSkips(t *testing.T) {
+	base := func() *v1.Pod {
+		return &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "nginx"}}}}
+	}
+	grace, two := int64(30), int64(2)
+	cases := []struct {
+		name string
+		edit func(p *v1.Pod)
+		want string
+	}{
+		{"nothing", func(*v1.Pod) {}, ""},
+		{"empty for nil", func(p *v1.Pod) { p.Spec.Volumes, p.Labels = []v1.Volume{}, map[string]string{} }, ""},
+		{"string", func(p *v1.Pod) { p.Spec.Containers[0].Image = "nginx:2" }, "spec.containers[web].image: nginx -> nginx:2"},
+		{"bool", func(p *v1.Pod) { p.Spec.HostNetwork = true }, "spec.hostNetwork: false -> true"},
+		{"int behind a pointer", func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = &grace }, "spec.terminationGracePeriodSeconds: added"},
+		{"map item", func(p *v1.Pod) { p.Labels = map[string]string{"tier": "web"} }, "metadata.labels[tier]: added"},
+		{"list item", func(p *v1.Pod) { p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "side"}) }, "spec.containers[side]: added"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := base()
+			tc.edit(cur)
+			got := summarize(podFieldChanges(base(), cur, nil, nil), 0)
+			if got != tc.want {
+				t.Fatalf("changes %q, want %q", got, tc.want)
+			}
+		})
+	}
+	old, cur := base(), base()
+	old.Spec.TerminationGracePeriodSeconds, cur.Spec.TerminationGracePeriodSeconds = &grace, &two
+	if got := summarize(podFieldChanges(old, cur, nil, nil), 0); got != "spec.terminationGracePeriodSeconds: 30 -> 2" {
+		t.Fatalf("a pointed-to int changed: %q", got)
 	}
 }
