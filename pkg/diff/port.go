@@ -46,7 +46,7 @@ func (c *computation) portStep(prev State, inPlace bool) ([]types.Change, State,
 	}
 	first := len(c.changes)
 	if c.window.ps != nil {
-		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom, inventory: prev.Inventory}
+		w := portWindow{c: c, portView: c.window, unseen: unseen, invalidFrom: invalidFrom, inventory: prev.Inventory, oneDefiner: incremental}
 		c.portChanges(&w)
 		w.invalidDue()
 	}
@@ -205,6 +205,9 @@ type portWindow struct {
 	// inventory: nothing was published before, so pods are found, not
 	// added (State.Inventory).
 	inventory bool
+	// oneDefiner: no two valid files define one key, as an incremental
+	// step knows without a look at the folder (see incremental.go).
+	oneDefiner bool
 }
 
 // own is what podwatch's own view runs for key at the end of the window,
@@ -499,14 +502,9 @@ func (w *portWindow) atRelist(key, to string) (at, late bool) {
 // madeBy is the index of the last input of the window that turned key's
 // run, in the own view, to to; -1 for none.
 func (w *portWindow) madeBy(key, to string) int {
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
+	w.replayed()
 	for i := len(w.inputs) - 1; i >= 0; i-- {
-		before := w.from
-		if i > 0 {
-			before = w.states[i-1]
-		}
+		before := w.before(i)
 		if w.states[i].Running(key) == to && before.Running(key) != to {
 			return i
 		}
@@ -574,9 +572,7 @@ func (w *portWindow) via(key, said, to string) []string {
 
 // ownVia is via in the own view alone.
 func (w *portWindow) ownVia(key, said, to string) []string {
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
+	w.replayed()
 	from := 0
 	for i, st := range w.states {
 		if st.Running(key) == said {
@@ -590,10 +586,7 @@ func (w *portWindow) ownVia(key, said, to string) []string {
 		}
 	}
 	for i := from; i < len(w.states); i++ {
-		before := w.from
-		if i > 0 {
-			before = w.states[i-1]
-		}
+		before := w.before(i)
 		run := w.states[i].Running(key)
 		if run == before.Running(key) || (run == to && i == w.madeBy(key, to)) {
 			continue
@@ -616,9 +609,7 @@ func (w *portWindow) excursion(key string, pub PodState, said string) bool {
 	if _, waits := c.next.Pending["pod/"+key]; !waits {
 		return false
 	}
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
+	w.replayed()
 	var away model.Pod
 	found := false
 	for _, st := range w.states {
@@ -657,9 +648,7 @@ func (w *portWindow) returnDue(key string) bool {
 	if w.unseen || c.opts.RelistPeriod <= 0 || (!last.IsZero() && c.snapTime().Before(last.Add(c.opts.RelistPeriod))) {
 		return false
 	}
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
+	w.replayed()
 	p, ok := w.from.Pod(key)
 	if !ok {
 		return false
@@ -819,7 +808,7 @@ func (w *portWindow) update(key string, p PodState, f *types.File, said, to stri
 		return
 	}
 	// Only a version the folder holds now can be shadowed in it.
-	shadow := !c.snap.Single && c.file(f.Name) == f && shadowed(c.snap.Files, f)
+	shadow := !w.oneDefiner && !c.snap.Single && c.file(f.Name) == f && shadowed(c.snap.Files, f)
 	facts := updateFacts{fields: fields, describeErr: describeErr, content: p.Hash != f.Pod.Hash, restyled: p.Hash == f.Pod.Hash && content,
 		respelt: respelt(p.Spelt, f.Pod.Spelt), uidPinned: uidPinned, shadow: shadow}
 	parts := c.updateParts(p, f, fields, describeErr)

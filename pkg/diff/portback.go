@@ -41,9 +41,7 @@ func (w *portWindow) takeBack(key, to string) types.TakeBack {
 
 // before is the own view's state before the window's i-th input.
 func (w *portWindow) before(i int) *model.Kubelet {
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
+	w.replayed()
 	if i == 0 {
 		return w.from
 	}
@@ -117,4 +115,12 @@ func readPod(in model.Input) *model.Pod {
 		return nil
 	}
 	return in.Reads[0].Pod
+}
+
+// replayed replays the window's inputs in the own view, once per step:
+// states and from are nil until a claim asks for them.
+func (w *portWindow) replayed() {
+	if w.states == nil {
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+	}
 }

@@ -104,13 +104,7 @@ func (w *portWindow) bounce(key string, pub PodState, said string) bool {
 	if i < 0 {
 		return false
 	}
-	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
-	}
-	before := w.from
-	if i > 0 {
-		before = w.states[i-1]
-	}
+	before := w.before(i)
 	prev, run := before.Running(key), w.states[i].Running(key)
 	switch {
 	case run == prev || prev == "":
