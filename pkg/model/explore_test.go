@@ -228,3 +228,50 @@ func TestRestOfTheFolderInARelist(t *testing.T) {
 	}, 64)
 	wantSpan(t, e.Span("ns/a"), id(a), id(a), types.Bounded(0, 1), false, 1)
 }
+
+// A relist that lists a key's one file as the kubelet holds it moves
+// nothing for that key on any way: the key is left to the rest of the
+// folder, so that a relist costs the keys whose listing differs. Any
+// doubt keeps a key in a part: a second read, a watch event on its file,
+// its file gone from the listing, a second file that may give it.
+func TestRelistLeavesKeysListedAsHeldToTheRest(t *testing.T) {
+	a, b, c := at("m/a.yaml", "ns/a", "v1"), at("m/b.yaml", "ns/b", "v1"), at("m/c.yaml", "ns/c", "v1")
+	b2 := at("m/b.yaml", "ns/b", "v2")
+	k := listed(t, file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b)), file("m/c.yaml", ok(c)))
+	relist := func(files ...Listed) Input { return Input{Relist: listing(files...)} }
+	keysIn := func(e *Explored) []string {
+		var keys []string
+		for _, p := range e.Parts {
+			for _, key := range p.Keys {
+				if key != restKey {
+					keys = append(keys, key)
+				}
+			}
+		}
+		return keys
+	}
+	cases := []struct {
+		name   string
+		inputs []Input
+		want   string
+	}{
+		{"b changed", []Input{relist(file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b2)), file("m/c.yaml", ok(c)))}, "[ns/b]"},
+		{"a may read invalid", []Input{relist(file("m/a.yaml", ok(a), invalid), file("m/b.yaml", ok(b2)), file("m/c.yaml", ok(c)))}, "[ns/a ns/b]"},
+		{"a written", []Input{event("m/a.yaml", PodModify, ok(a)), relist(file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b)), file("m/c.yaml", ok(c)))}, "[ns/a]"},
+		{"a not listed", []Input{relist(file("m/b.yaml", ok(b)), file("m/c.yaml", ok(c)))}, "[ns/a]"},
+		{"a in a second file", []Input{relist(file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b)), file("m/c.yaml", ok(c)), file("m/z.yaml", ok(at("m/z.yaml", "ns/a", "v1"))))}, "[ns/a]"},
+		{"nothing changed", []Input{relist(file("m/a.yaml", ok(a)), file("m/b.yaml", ok(b)), file("m/c.yaml", ok(c)))}, "[]"},
+		{"missing folder", []Input{{Relist: &Listing{Missing: true}}}, "[ns/a ns/b ns/c]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Explore(k, tc.inputs, 64)
+			if got := fmt.Sprint(keysIn(e)); got != tc.want {
+				t.Fatalf("keys explored %s, want %s", got, tc.want)
+			}
+		})
+	}
+	// The key that moved goes as it would with every key explored.
+	e := Explore(k, cases[0].inputs, 64)
+	wantSpan(t, e.Span("ns/b"), id(b), id(b2), types.Bounded(0, 0), false, 0)
+}

@@ -90,7 +90,10 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			}
 		}
 	}
-	// Union the keys of each path; every key held at start is a part's.
+	ix := newPartIndex(inputs, keysOf)
+	still := stillKeys(k, inputs, keysOf, ix)
+	// Union the keys of each path; every key held at start is a part's,
+	// but for the still ones, which the rest stands for.
 	parent := map[string]string{}
 	var find func(string) string
 	find = func(x string) string {
@@ -103,14 +106,21 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 		return parent[x]
 	}
 	for key := range k.Source.store {
-		find(key)
+		if !still[key] {
+			find(key)
+		}
 	}
 	for _, p := range k.Storage.pods {
-		find(p.Key)
+		if !still[p.Key] {
+			find(p.Key)
+		}
 	}
 	for _, keys := range keysOf {
 		var first string
 		for key := range keys {
+			if still[key] {
+				continue // the one key of its one path
+			}
 			if first == "" {
 				first = find(key)
 				continue
@@ -139,7 +149,6 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			}
 		}
 	}
-	ix := newPartIndex(inputs, keysOf)
 	byRoot := map[string][]string{}
 	for key := range parent {
 		byRoot[find(key)] = append(byRoot[find(key)], key)
