@@ -101,7 +101,9 @@ const relistQueued = 500 * time.Millisecond
 // did not drop it.
 func (w *portWindow) bounce(key string, pub PodState, said string) bool {
 	i := w.placed
-	if i < 0 {
+	if i < 0 || w.e.Part(key) == nil {
+		// No relist this step, or one that moved the key on no way: a
+		// relist explores every key but the still ones (model.Explore).
 		return false
 	}
 	before := w.before(i)

@@ -42,7 +42,7 @@ func stillKeys(k *Kubelet, inputs []Input, keysOf map[string]map[string]bool, ix
 		if len(paths) != 1 || len(keysOf[paths[0]]) != 1 || named[paths[0]] || k.Source.fileKeyMapping[paths[0]] != key {
 			continue
 		}
-		if run, ok := k.held(key); !ok || run.identity() != p.identity() || run.File != p.File {
+		if run, ok := k.held(key); !ok || !samePod(run, p) {
 			continue
 		}
 		if listedAsHeld(inputs, ix, paths[0], p) {
@@ -64,10 +64,15 @@ func listedAsHeld(inputs []Input, ix *partIndex, path string, p Pod) bool {
 			return false
 		}
 		f := in.Relist.Files[j]
-		if f.Kind != EntryRegular || len(f.Reads) != 1 || f.Reads[0].Pod == nil ||
-			f.Reads[0].Pod.identity() != p.identity() || f.Reads[0].Pod.File != p.File {
+		if f.Kind != EntryRegular || len(f.Reads) != 1 || f.Reads[0].Pod == nil || !samePod(*f.Reads[0].Pod, p) {
 			return false
 		}
 	}
 	return true
+}
+
+// samePod says a and b are one pod from one file: the identity the merge
+// compares, and the path.
+func samePod(a, b Pod) bool {
+	return a.UID == b.UID && a.Semantic == b.Semantic && a.File == b.File
 }
