@@ -121,6 +121,6 @@ func readPod(in model.Input) *model.Pod {
 // states and from are nil until a claim asks for them.
 func (w *portWindow) replayed() {
 	if w.states == nil {
-		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.inputs)
+		w.from, w.states = model.ReplayEachTouched(w.ps.base, w.e, w.inputs)
 	}
 }

@@ -11,6 +11,9 @@ type Explored struct {
 	Parts []Part
 	// Capped says some part was capped.
 	Capped bool
+	// from is the kubelet explored from as ExploreTouched narrowed it,
+	// nil from Explore, for ReplayEach of the same inputs.
+	from *Kubelet
 }
 
 // Part is the exploration of the pod keys the inputs link: the keys one

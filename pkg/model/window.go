@@ -133,14 +133,21 @@ func (e *Explored) Agreed() bool {
 // event in a large folder then costs what it touches. A relist among the
 // inputs lists every file, and the whole of k is explored.
 func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
-	return Explore(k.touchedBy(inputs), inputs, max)
+	n := k.touchedBy(inputs)
+	e := Explore(n, inputs, max)
+	e.from = n
+	return e
 }
 
 // ReplayEachTouched is ReplayEach of the keys the inputs may touch alone,
-// as ExploreTouched sees them, with the state it starts from: what each
-// says of a key the inputs touch, Running says as of the whole k.
-func ReplayEachTouched(k *Kubelet, inputs []Input) (*Kubelet, []*Kubelet) {
-	n := k.touchedBy(inputs)
+// from the state e, their ExploreTouched from k, started from, and that
+// state: what each says of a key the inputs touch, Running says as of
+// the whole k. An e from Explore narrows k again.
+func ReplayEachTouched(k *Kubelet, e *Explored, inputs []Input) (*Kubelet, []*Kubelet) {
+	n := e.from
+	if n == nil {
+		n = k.touchedBy(inputs)
+	}
 	return n, ReplayEach(n, inputs)
 }
 

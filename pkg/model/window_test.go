@@ -184,3 +184,41 @@ func TestTimelineFoldToKeepsWhatARelistMayComeBefore(t *testing.T) {
 		}
 	}
 }
+
+// A replay of the window from its exploration's start says of every key
+// the inputs touch what a replay that narrows the kubelet again says,
+// and starts from the state the exploration started from.
+func TestReplayFromTheExploredStart(t *testing.T) {
+	pod := func(name, v string) *Pod {
+		return &Pod{Key: "default/" + name, UID: name + v, Semantic: v, File: "/m/" + name + ".yaml"}
+	}
+	l := &Listing{}
+	for _, name := range []string{"a", "b", "c"} {
+		l.Files = append(l.Files, Listed{Entry: Entry{Path: "/m/" + name + ".yaml"}, Reads: []Outcome{{Pod: pod(name, "1")}}})
+	}
+	base := NewKubelet()
+	base.Take([]Input{{Relist: l}})
+	inputs := []Input{
+		{Event: &WatchEvent{Path: "/m/a.yaml", Type: PodModify}, Reads: []Outcome{{Pod: pod("a", "2")}, {Err: errUnlisted}}},
+		{Event: &WatchEvent{Path: "/m/b.yaml", Type: PodDelete}},
+	}
+	e := ExploreTouched(base, inputs, 16)
+	from, states := ReplayEachTouched(base, e, inputs)
+	again, statesAgain := ReplayEachTouched(base, &Explored{}, inputs)
+	if from != e.from {
+		t.Fatal("the replay did not start from the exploration's start")
+	}
+	for _, key := range []string{"default/a", "default/b"} {
+		if from.Running(key) != again.Running(key) {
+			t.Errorf("%s before: %q, narrowed again %q", key, from.Running(key), again.Running(key))
+		}
+		for i := range inputs {
+			if got, want := states[i].Running(key), statesAgain[i].Running(key); got != want {
+				t.Errorf("%s after input %d: %q, narrowed again %q", key, i, got, want)
+			}
+		}
+	}
+	if states[0].Running("default/a") != pod("a", "2").Identity() || states[1].Running("default/b") != "" {
+		t.Errorf("the own view: a %q, b %q; want a's second version, b dropped", states[0].Running("default/a"), states[1].Running("default/b"))
+	}
+}
