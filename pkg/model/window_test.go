@@ -77,22 +77,30 @@ func TestExploreTouchedSeesPodsAnEmptyRelistKept(t *testing.T) {
 	}
 }
 
+// podV is version v of the pod name in /m/name.yaml.
+func podV(name, v string) *Pod {
+	return &Pod{Key: "default/" + name, UID: name + v, Semantic: v, File: "/m/" + name + ".yaml"}
+}
+
+// relistedABC is a kubelet that listed a, b and c, each at version 1.
+func relistedABC() *Kubelet {
+	l := &Listing{}
+	for _, name := range []string{"a", "b", "c"} {
+		l.Files = append(l.Files, Listed{Entry: Entry{Path: "/m/" + name + ".yaml"}, Reads: []Outcome{{Pod: podV(name, "1")}}})
+	}
+	k := NewKubelet()
+	k.Take([]Input{{Relist: l}})
+	return k
+}
+
 // Absorbing a window's exploration changes the base as replaying the
 // window in full does, touching only what the window touched.
 func TestAbsorbIsTake(t *testing.T) {
-	pod := func(name, v string) *Pod {
-		return &Pod{Key: "default/" + name, UID: name + v, Semantic: v, File: "/m/" + name + ".yaml"}
-	}
-	l := &Listing{}
-	for _, name := range []string{"a", "b", "c"} {
-		l.Files = append(l.Files, Listed{Entry: Entry{Path: "/m/" + name + ".yaml"}, Reads: []Outcome{{Pod: pod(name, "1")}}})
-	}
-	base := NewKubelet()
-	base.Take([]Input{{Relist: l}})
+	base := relistedABC()
 	inputs := []Input{
-		{Event: &WatchEvent{Path: "/m/a.yaml", Type: PodModify}, Reads: []Outcome{{Pod: pod("a", "2")}}},
+		{Event: &WatchEvent{Path: "/m/a.yaml", Type: PodModify}, Reads: []Outcome{{Pod: podV("a", "2")}}},
 		{Event: &WatchEvent{Path: "/m/b.yaml", Type: PodDelete}},
-		{Event: &WatchEvent{Path: "/m/d.yaml", Type: PodModify}, Reads: []Outcome{{Pod: pod("d", "1")}}},
+		{Event: &WatchEvent{Path: "/m/d.yaml", Type: PodModify}, Reads: []Outcome{{Pod: podV("d", "1")}}},
 	}
 	took, absorbed := base.Clone(), base.Clone()
 	took.Take(inputs)
@@ -189,17 +197,9 @@ func TestTimelineFoldToKeepsWhatARelistMayComeBefore(t *testing.T) {
 // the inputs touch what a replay that narrows the kubelet again says,
 // and starts from the state the exploration started from.
 func TestReplayFromTheExploredStart(t *testing.T) {
-	pod := func(name, v string) *Pod {
-		return &Pod{Key: "default/" + name, UID: name + v, Semantic: v, File: "/m/" + name + ".yaml"}
-	}
-	l := &Listing{}
-	for _, name := range []string{"a", "b", "c"} {
-		l.Files = append(l.Files, Listed{Entry: Entry{Path: "/m/" + name + ".yaml"}, Reads: []Outcome{{Pod: pod(name, "1")}}})
-	}
-	base := NewKubelet()
-	base.Take([]Input{{Relist: l}})
+	base := relistedABC()
 	inputs := []Input{
-		{Event: &WatchEvent{Path: "/m/a.yaml", Type: PodModify}, Reads: []Outcome{{Pod: pod("a", "2")}, {Err: errUnlisted}}},
+		{Event: &WatchEvent{Path: "/m/a.yaml", Type: PodModify}, Reads: []Outcome{{Pod: podV("a", "2")}, {Err: errUnlisted}}},
 		{Event: &WatchEvent{Path: "/m/b.yaml", Type: PodDelete}},
 	}
 	e := ExploreTouched(base, inputs, 16)
@@ -218,7 +218,7 @@ func TestReplayFromTheExploredStart(t *testing.T) {
 			}
 		}
 	}
-	if states[0].Running("default/a") != pod("a", "2").Identity() || states[1].Running("default/b") != "" {
+	if states[0].Running("default/a") != podV("a", "2").Identity() || states[1].Running("default/b") != "" {
 		t.Errorf("the own view: a %q, b %q; want a's second version, b dropped", states[0].Running("default/a"), states[1].Running("default/b"))
 	}
 }
