@@ -131,7 +131,9 @@ func (e *Explored) Agreed() bool {
 // ExploreTouched is Explore of the keys the inputs may touch alone, the
 // rest of k's folder standing as one pod, as a part sees it: one watch
 // event in a large folder then costs what it touches. A relist among the
-// inputs lists every file, and the whole of k is explored.
+// inputs lists every file, and the whole of k is explored but for the
+// keys it leaves still (stillKeys). The result keeps the narrowed k for
+// ReplayEachTouched.
 func ExploreTouched(k *Kubelet, inputs []Input, max int) *Explored {
 	n := k.touchedBy(inputs)
 	e := Explore(n, inputs, max)
