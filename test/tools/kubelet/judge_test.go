@@ -57,6 +57,23 @@ func TestMain(m *testing.M) {
 // the old UID's was stopped, REMOVE the last UID's sandbox stopped with no
 // successor. Then it checks the kubelet left the host as it was.
 func TestKubeletJudgesPodwatch(t *testing.T) {
+	// The whole run's own failures are said where found and once more at
+	// its very end, after the kubelets' logs that their cleanups print
+	// (registered later, so run earlier): CI's digest keeps a failed
+	// test's last lines only.
+	var failed []string
+	t.Cleanup(func() {
+		if len(failed) > 0 {
+			t.Logf("failed:\n%s", strings.Join(failed, "\n"))
+		}
+	})
+	fail := func(msg string) {
+		t.Helper()
+		t.Error(msg)
+		first, _, _ := strings.Cut(msg, "; the run's timeline:")
+		first, _, _ = strings.Cut(first, "\n")
+		failed = append(failed, first)
+	}
 	scenarios := loadScenarios(t)
 	// Five minutes for the runs the scenarios list (ten at most); more
 	// runs (JUDGE_RUNS) load the kubelet and take longer in proportion.
@@ -180,7 +197,7 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 				if strings.Contains(r.disagreement, "early REMOVE") {
 					t.Logf("%s (known disagreement)", msg)
 				} else {
-					t.Error(msg)
+					fail(msg)
 				}
 			}
 		}
@@ -209,13 +226,13 @@ func TestKubeletJudgesPodwatch(t *testing.T) {
 			t.Logf("%s: marked known-disagreement, but podwatch agreed with the kubelet in all %d runs this time", sc.family, sc.runs)
 			continue
 		}
-		t.Errorf("%s: marked known-disagreement (%s) but podwatch agreed with the kubelet in every run; remove the marker", sc.family, sc.disagreement)
+		fail(fmt.Sprintf("%s: marked known-disagreement (%s) but podwatch agreed with the kubelet in every run; remove the marker", sc.family, sc.disagreement))
 	}
 	for _, msg := range markedTooOften(results) {
-		t.Error(msg)
+		fail(msg)
 	}
 	if msg := untight(results); msg != "" {
-		t.Error(msg)
+		fail(msg)
 	}
 }
 
