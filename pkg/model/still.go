@@ -17,24 +17,20 @@ func stillKeys(k *Kubelet, inputs []Input, keysOf map[string]map[string]bool, ix
 	if k.Storage.strays {
 		return nil
 	}
-	relists := 0
+	relisted := false
+	named := map[string]bool{} // paths a watch event names
 	for _, in := range inputs {
 		switch {
 		case in.Event != nil:
-			continue
+			named[in.Event.Path] = true
 		case in.Relist.Missing:
 			return nil
+		default:
+			relisted = true
 		}
-		relists++
 	}
-	if relists == 0 {
+	if !relisted {
 		return nil // without a relist, touchedBy has narrowed the keys already
-	}
-	named := map[string]bool{} // paths a watch event names
-	for _, in := range inputs {
-		if in.Event != nil {
-			named[in.Event.Path] = true
-		}
 	}
 	still := map[string]bool{}
 	for key, p := range k.Source.store {
