@@ -97,7 +97,9 @@ type path struct {
 func start(k *Kubelet) *path {
 	p := &path{k: k.clone(), runs: map[string][]string{}}
 	for _, pod := range k.Storage.pods {
-		p.runs[pod.Key] = []string{pod.identity()}
+		if !standIn(pod.Key) {
+			p.runs[pod.Key] = []string{pod.identity()}
+		}
 	}
 	return p
 }
@@ -210,7 +212,9 @@ func (p *path) merge(u *Update, at time.Time) {
 	p.k.Storage.MergeAt(u, at)
 	now := map[string]string{}
 	for _, pod := range p.k.Storage.pods {
-		now[pod.Key] = pod.identity()
+		if !standIn(pod.Key) {
+			now[pod.Key] = pod.identity()
+		}
 	}
 	for key := range now {
 		if _, ok := p.runs[key]; !ok {

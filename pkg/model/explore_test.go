@@ -275,3 +275,41 @@ func TestRelistLeavesKeysListedAsHeldToTheRest(t *testing.T) {
 	e := Explore(k, cases[0].inputs, 64)
 	wantSpan(t, e.Span("ns/b"), id(b), id(b2), types.Bounded(0, 0), false, 0)
 }
+
+// A file podwatch never read may have been a copy of any manifest the
+// events name (Unseen). That guess links no keys: each key's part sees a
+// read that gave another key as a pod of none of its own, which sends
+// the store. Apart, the keys have the spans they have linked.
+func TestUnseenGuessLinksNoKeys(t *testing.T) {
+	a0, b0 := at("m/a.yaml", "ns/a", "v0"), at("m/b.yaml", "ns/b", "v0")
+	a1 := at("m/a.yaml", "ns/a", "v1")
+	k := listed(t, file("m/a.yaml", ok(a0)), file("m/b.yaml", ok(b0)))
+	copyOf := func(prefix, key string) Outcome {
+		return ok(&Pod{Key: key, UID: prefix + "m/4913 as " + key, Semantic: prefix + "m/4913", File: "m/4913"})
+	}
+	inputs := func(prefix string) []Input {
+		return []Input{
+			event("m/4913", PodModify, gone, invalid, copyOf(prefix, "ns/a"), copyOf(prefix, "ns/b")),
+			event("m/4913", PodDelete),
+			event("m/a.yaml", PodModify, ok(a1)),
+		}
+	}
+	apart := Explore(k, inputs(Unseen), 64)
+	if len(apart.Parts) != 2 {
+		t.Fatalf("%d parts, want a and b apart", len(apart.Parts))
+	}
+	// The copy may have run a's pod once before v1, or b's, which its
+	// deletion then stopped until a relist.
+	wantSpan(t, apart.Span("ns/a"), id(a0), id(a1), types.Bounded(0, 1), false, 0)
+	wantSpan(t, apart.Span("ns/b"), id(b0), id(b0), types.Bounded(0, 0), false, 1)
+	// The same reads, had podwatch read them, link the keys: the spans
+	// are the same.
+	linked := Explore(k, inputs("read "), 64)
+	if len(linked.Parts) != 1 {
+		t.Fatalf("%d parts, want one", len(linked.Parts))
+	}
+	for _, key := range []string{"ns/a", "ns/b"} {
+		l := linked.Span(key)
+		wantSpan(t, apart.Span(key), l.From, l.To, l.Before, l.MaySkip, l.Elsewhere)
+	}
+}

@@ -50,6 +50,34 @@ const (
 
 var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
 
+// otherKey is, for a part, the key of a pod a read podwatch never saw may
+// have given another part (Unseen): one stand-in for all of them, since
+// the part's keys see such a pod only in the store it sends.
+const otherKey = "\x00other"
+
+// standIn says key is a stand-in's, whose runs no claim reads.
+func standIn(key string) bool { return key == restKey || key == otherKey }
+
+// mineOnly is reads as a part of the keys in sees them: a pod of another
+// part's key, which only a guess at unseen content gives here, is one
+// stand-in pod of no key of its own. reads itself when it has none.
+func mineOnly(reads []Outcome, in func(key string) bool) []Outcome {
+	if !slices.ContainsFunc(reads, func(o Outcome) bool { return o.Pod != nil && !in(o.Pod.Key) }) {
+		return reads
+	}
+	out := make([]Outcome, 0, len(reads))
+	for _, o := range reads {
+		if o.Pod != nil && !in(o.Pod.Key) {
+			other := Pod{Key: otherKey, UID: otherKey, Semantic: otherKey, File: o.Pod.File}
+			o = Outcome{Pod: &other}
+		}
+		if !slices.ContainsFunc(out, o.same) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // Explore feeds inputs to the port from k (which it leaves as it is)
 // along every choice podwatch cannot see: each outcome of each read, each
 // place a relist may have fallen among the events queued before it. Each
@@ -60,37 +88,43 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 		return e
 	}
 	keysOf := map[string]map[string]bool{} // path -> the keys it may give
-	note := func(path, key string) {
-		if keysOf[path] == nil {
-			keysOf[path] = map[string]bool{}
+	// linked is keysOf but for the keys only a guess at content podwatch
+	// never read gives (Unseen): such a read links no keys. A part sees
+	// one that gives another part's key as a pod of none of its own
+	// (otherPod), which changes its keys only by sending the store.
+	linked := map[string]map[string]bool{}
+	note := func(path, key string, guess bool) {
+		for _, m := range []map[string]map[string]bool{keysOf, linked} {
+			if m[path] == nil {
+				m[path] = map[string]bool{}
+			}
+			m[path][key] = true
+			if guess {
+				break
+			}
 		}
-		keysOf[path][key] = true
 	}
 	for path, key := range k.Source.fileKeyMapping {
-		note(path, key)
+		note(path, key, false)
 	}
 	unsurePaths := map[string]bool{} // paths a read has a choice for
+	noteReads := func(path string, reads []Outcome) {
+		if len(reads) > 1 {
+			unsurePaths[path] = true
+		}
+		for _, o := range reads {
+			if o.Pod != nil {
+				note(path, o.Pod.Key, strings.HasPrefix(o.Pod.UID, Unseen))
+			}
+		}
+	}
 	for _, in := range inputs {
 		if in.Event != nil {
-			if len(in.Reads) > 1 {
-				unsurePaths[in.Event.Path] = true
-			}
-			for _, o := range in.Reads {
-				if o.Pod != nil {
-					note(in.Event.Path, o.Pod.Key)
-				}
-			}
+			noteReads(in.Event.Path, in.Reads)
 			continue
 		}
 		for _, f := range in.Relist.Files {
-			if len(f.Reads) > 1 {
-				unsurePaths[f.Path] = true
-			}
-			for _, o := range f.Reads {
-				if o.Pod != nil {
-					note(f.Path, o.Pod.Key)
-				}
-			}
+			noteReads(f.Path, f.Reads)
 		}
 	}
 	ix := newPartIndex(inputs, keysOf)
@@ -118,7 +152,7 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			find(p.Key)
 		}
 	}
-	for _, keys := range keysOf {
+	for _, keys := range linked {
 		var first string
 		for key := range keys {
 			if still[key] {
@@ -163,14 +197,13 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 		in := func(key string) bool { _, ok := slices.BinarySearch(keys, key); return ok }
 		pk, pin := restrict(k, inputs, keys, in, func(path string) bool {
 			for key := range keysOf[path] {
-				return in(key)
+				if in(key) {
+					return true
+				}
 			}
 			return false
 		}, func(path string) bool { return len(keysOf[path]) > 0 }, ix)
 		part.Ends, part.Capped = explorePart(pk, pin, max)
-		for _, end := range part.Ends {
-			delete(end.Runs, restKey)
-		}
 		out.Parts = append(out.Parts, part)
 		out.Capped = out.Capped || part.Capped
 	}
@@ -272,6 +305,7 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 			push := pushOf(x, keyed)
 			switch {
 			case mine(x.Event.Path):
+				x.Reads = mineOnly(x.Reads, in)
 				pin = append(pin, x)
 				sent = noPush
 			case push != noPush && i > last && sentAgain(sent, push):
@@ -315,7 +349,9 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 		slices.Sort(idx)
 		l := &Listing{Missing: x.Relist.Missing, Files: make([]Listed, 0, len(idx)+1)}
 		for _, j := range idx {
-			l.Files = append(l.Files, x.Relist.Files[j])
+			f := x.Relist.Files[j]
+			f.Reads = mineOnly(f.Reads, in)
+			l.Files = append(l.Files, f)
 		}
 		mayPod, mayNone := pods > 0, always == 0
 		var reads []Outcome

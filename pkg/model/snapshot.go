@@ -334,16 +334,18 @@ func (t *Timeline) reads(s types.Snapshot, now files, i int, path string, f *typ
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		add(Outcome{Pod: &Pod{Key: key, UID: Unseen + path, Semantic: Unseen + path, File: path}})
+		add(Outcome{Pod: &Pod{Key: key, UID: Unseen + path + " as " + key, Semantic: Unseen + path, File: path}})
 	}
 	return out
 }
 
 // Unseen starts the UID and Semantic of a pod podwatch never read: a
 // version of a file that came and went between two of its reads, which
-// the kubelet may have read and run. All such versions of a path are one
-// pod, so that two reads of the same unseen version restart nothing; two
-// different ones the kubelet ran in turn are then counted as one.
+// the kubelet may have read and run. All such versions of a path that
+// give one key are one pod, so that two reads of the same unseen version
+// restart nothing; two different ones the kubelet ran in turn are then
+// counted as one. Versions of two keys differ in content, so their UIDs
+// differ, as the kubelet's derived ones would.
 const Unseen = "(unseen) "
 
 // listed is a name of a relist read as one of the versions podwatch read

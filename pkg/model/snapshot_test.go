@@ -329,3 +329,23 @@ func TestTimelineGoneBeforeAnotherCameTakesTheChain(t *testing.T) {
 		t.Errorf("gone with no chain: the read %+v has no unseen version of %s", read, key)
 	}
 }
+
+// A name gone unread while the events name files of two keys may have
+// been a copy of either: two unseen versions, which differ in content
+// and so in UID, as the kubelet's derived UIDs would.
+func TestTimelineUnseenCopiesOfTwoKeysAreTwoPods(t *testing.T) {
+	a, b := snapFile("m", "a.yaml", "ns/a", "v1"), snapFile("m", "b.yaml", "ns/b", "v1")
+	tl, _, from := listedTimeline(a, b)
+	tl.Add(types.Snapshot{Path: "m", Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "b.yaml"}, {Name: "4913"}, {Name: "4913", Gone: true}}, Files: []*types.File{a, b}})
+	uids := map[string]string{}
+	for _, in := range tl.Inputs()[from:] {
+		for _, o := range in.Reads {
+			if o.Pod != nil && strings.HasPrefix(o.Pod.Semantic, Unseen) {
+				uids[o.Pod.Key] = o.Pod.UID
+			}
+		}
+	}
+	if len(uids) != 2 || uids["ns/a"] == uids["ns/b"] {
+		t.Errorf("unseen versions by key: %q; want one of each key, two UIDs", uids)
+	}
+}

@@ -373,7 +373,7 @@ func (k *Kubelet) Absorb(e *Explored, inputs []Input) {
 		path := in.Event.Path
 		delete(k.Source.fileKeyMapping, path)
 		for _, part := range e.Parts {
-			if key, ok := part.Ends[0].Kubelet.Source.fileKeyMapping[path]; ok {
+			if key, ok := part.Ends[0].Kubelet.Source.fileKeyMapping[path]; ok && key != otherKey {
 				k.Source.fileKeyMapping[path] = key
 			}
 		}
