@@ -45,15 +45,21 @@ func (t *Timeline) ReadAfter(at time.Time) bool {
 }
 
 // stamped is in, the input of s's i-th event, with when podwatch read
-// the version it holds (or saw the name gone), the snapshot it came in,
-// and when the kubelet took it in as podwatch saw it (Input.At).
+// the version it holds (or saw the name gone, or found the bytes it had
+// read before), the snapshot it came in, and when the kubelet took it in
+// as podwatch saw it (Input.At).
 func (t *Timeline) stamped(in Input, s types.Snapshot, now files, i int) Input {
 	in.seen, in.snap, in.At = s.Time, t.taken, s.Time
 	if e := s.Events[i]; e.Gone || e.Attrib {
 		return in // no version read dates a going or a chmod: its snapshot does
 	}
-	if f := now.get(s.Events[i].Name); f != nil && !f.ChangedAt.IsZero() {
-		in.seen = f.ChangedAt
+	name := s.Events[i].Name
+	if f := now.get(name); f != nil && !f.ChangedAt.IsZero() {
+		if was := t.files.get(name); was == nil || !was.ChangedAt.Equal(f.ChangedAt) {
+			in.seen = f.ChangedAt
+		}
+		// Else the read found the bytes podwatch had: ChangedAt dates
+		// that earlier read, and the event's write came before s only.
 	}
 	return in
 }

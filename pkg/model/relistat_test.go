@@ -224,3 +224,36 @@ func TestRelistBeforeANameThatWentAndCameBack(t *testing.T) {
 	}
 	t.Fatal("no relist placed")
 }
+
+// A write that left a file's bytes as podwatch had read them (written
+// and put back between two reads) is dated by the snapshot that brought
+// it, not by the earlier read those bytes date from: else it would count
+// as before a relist that opened the folder after that read, and the
+// relist would pass over a change that came after its open, reading its
+// content.
+func TestRelistNotPastAnEventThatFoundTheSameBytes(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	old, x := relistAtFile("a.yaml", "v1", t0), relistAtFile("x.yaml", "x1", t0)
+	changed := relistAtFile("a.yaml", "v2", ms(12640))
+	var tl Timeline
+	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old, x}, KubeletRelist: t0})
+	tl.Fold()
+	tl.Add(types.Snapshot{Time: ms(12640), Seq: 2, Path: "/m", Files: []*types.File{changed, x}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0})
+	s := types.Snapshot{Time: ms(12900), Seq: 3, Path: "/m", Files: []*types.File{changed, x}, Events: []types.WatchEvent{{Name: "x.yaml"}}, KubeletRelist: t0}
+	tl.Add(s)
+	// The relist that opened the folder at +12.35 s, handed late.
+	s.KubeletRelist = ms(12350)
+	s.KubeletRelistRead = types.RelistRead{Listed: []string{"a.yaml", "x.yaml"}}
+	tl.Again(s)
+	inputs := tl.Inputs()
+	i := relistIndex(inputs)
+	if i != 0 {
+		t.Errorf("the relist is input %d; want 0, before a.yaml's change read after its open", i)
+	}
+	for _, f := range inputs[i].Relist.Files {
+		if filepath.Base(f.Path) == "a.yaml" && (f.Reads[0].Pod == nil || f.Reads[0].Pod.Semantic != "v1") {
+			t.Errorf("the relist read a.yaml as %+v; want v1", f.Reads[0])
+		}
+	}
+}
