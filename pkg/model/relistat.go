@@ -91,7 +91,17 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 	for i := p - 1; i >= start && t.inputs[i].snap >= recent; i-- {
 		early++
 	}
-	in := Input{Relist: t.listing(s, now, start, p), Early: early}
+	// The judgements disagree when the place passes over events that
+	// came after the open: the relist may have come before each of them,
+	// and read its name as it was before.
+	passed := map[string]int{}
+	for i := p - 1; i >= start; i-- {
+		if e := t.inputs[i].Event; after[i] && e != nil {
+			passed[e.Path] = i
+			early = max(early, p-i)
+		}
+	}
+	in := Input{Relist: t.listing(s, now, start, p, passed), Early: early}
 	if t.unwatched {
 		// A name the open did not list, or, with no list of it, that the
 		// folder no longer holds, the kubelet has seen gone.
@@ -249,7 +259,7 @@ func (t *Timeline) readsBefore(i int, path string) []Outcome {
 // before its open of the file. Moved before the early inputs
 // (Input.Early), it reads the same: a set of outcomes for each of them
 // would multiply the ways past the cap.
-func (t *Timeline) listing(s types.Snapshot, now files, start, p int) *Listing {
+func (t *Timeline) listing(s types.Snapshot, now files, start, p int, passed map[string]int) *Listing {
 	if errors.Is(s.PathErr, fs.ErrNotExist) {
 		// Gone now: podwatch's own view is that the relist found it gone.
 		return &Listing{Missing: true}
@@ -300,6 +310,13 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p int) *Listing {
 			ls.Reads = t.listed(path, kind, now.get(name), t.files.get(name)).Reads
 		default:
 			ls.Reads = t.readAt(path, start, p, r)
+			if i, ok := passed[path]; ok {
+				for _, o := range t.readsBefore(i, path) {
+					if !slices.ContainsFunc(ls.Reads, o.same) {
+						ls.Reads = append(ls.Reads, o)
+					}
+				}
+			}
 		}
 		l.Files = append(l.Files, ls)
 	}

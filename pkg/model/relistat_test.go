@@ -257,3 +257,35 @@ func TestRelistNotPastAnEventThatFoundTheSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// When the relist's place passes over an event that came after its open
+// (a later one, a name created before the open, says before it), the
+// judgements disagree: the relist may have come before that event too,
+// and read its name as it was then.
+func TestRelistPassingOverAnEventAfterItsOpenMayHaveReadBefore(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	old := relistAtFile("a.yaml", "v1", t0)
+	changed, z := relistAtFile("a.yaml", "v2", ms(12640)), relistAtFile("z.yaml", "z1", ms(12200))
+	var tl Timeline
+	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old}, KubeletRelist: t0})
+	tl.Fold()
+	// podwatch's events of a.yaml's change and of z.yaml's creation,
+	// in the byte order of a list of its own, not the order they came.
+	s := types.Snapshot{Time: ms(12700), Seq: 2, Path: "/m", Files: []*types.File{changed, z},
+		Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "z.yaml"}}, KubeletRelist: t0}
+	tl.Add(s)
+	s.KubeletRelist = ms(12350)
+	s.KubeletRelistRead = types.RelistRead{Listed: []string{"a.yaml", "z.yaml"}}
+	tl.Again(s)
+	inputs := tl.Inputs()
+	i := relistIndex(inputs)
+	if i < 1 || inputs[i].Early < i {
+		t.Fatalf("the relist is input %d, early by %d; want it after z.yaml's creation, free to come before a.yaml's change", i, inputs[i].Early)
+	}
+	for _, f := range inputs[i].Relist.Files {
+		if filepath.Base(f.Path) == "a.yaml" && !slices.ContainsFunc(f.Reads, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
+			t.Errorf("the relist's reads of a.yaml %+v: none as it was before its change", f.Reads)
+		}
+	}
+}
