@@ -17,6 +17,11 @@ const fuzzSeedEnv = "PODWATCH_PORT_FUZZ_SEED"
 // fuzzRoundsEnv sets how many rounds TestPortFuzz plays (default 24).
 const fuzzRoundsEnv = "PODWATCH_PORT_FUZZ_ROUNDS"
 
+// fuzzBaseEnv sets the first round's seed (default the clock), so that
+// two builds can be held to the same rounds. The kubelet's side still
+// runs on real inotify, so a round's timing may differ between runs.
+const fuzzBaseEnv = "PODWATCH_PORT_FUZZ_BASE"
+
 const fuzzPrefix = "port-fuzz-result: "
 
 // fuzzPeriod is the kubelet's relist period in a round: short, so that
@@ -59,6 +64,13 @@ func TestPortFuzz(t *testing.T) {
 		rounds = n
 	}
 	base := uint64(time.Now().UnixNano())
+	if s := os.Getenv(fuzzBaseEnv); s != "" {
+		b, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", fuzzBaseEnv, err)
+		}
+		base = b
+	}
 	var ends, maxEnds, capped int
 	var bridged, bridgeCapped, blind int
 	var uncovered []uint64
