@@ -154,7 +154,7 @@ func covers(said []claim, loop []string) bool {
 		if k >= len(loop) {
 			return false
 		}
-		if loop[k] == "UPDATE" && s.op == "REMOVE" && len(said) > 1 && said[1].op == "ADD" && covers(said[2:], loop[k+1:]) {
+		if loop[k] == "UPDATE" && s.op == "REMOVE" && len(said) > 1 && said[1].op == "ADD" && started(said[2:], loop[k+1:], said[1].mayMore) {
 			return true
 		}
 		// A file source behind may take the change's events seconds
@@ -165,7 +165,7 @@ func covers(said []claim, loop []string) bool {
 		}
 		if loop[k] == s.op {
 			rest := loop[k+1:]
-			if covers(made(said), rest) {
+			if covers(made(said), rest) || (s.op == "ADD" && started(made(said), rest, left)) {
 				return true
 			}
 			if s.mayDrop {
@@ -193,6 +193,20 @@ func covers(said []claim, loop []string) bool {
 	return at(0, s.mayMore)
 }
 
+// started says next covers rest after up to n UPDATEs: an ADD's restarts
+// on the way come after its start, the kubelet having started a version
+// before the one said and restarted it (claimcheck's expansion of an ADD).
+func started(next []claim, rest []string, n int) bool {
+	for j := 0; ; j++ {
+		if covers(next, rest[j:]) {
+			return true
+		}
+		if j >= n || j >= len(rest) || rest[j] != "UPDATE" {
+			return false
+		}
+	}
+}
+
 // paired says said[1] is all-or-nothing with said[0] (claim.with).
 func paired(said []claim) bool {
 	return len(said) > 1 && said[1].with != 0 && said[1].with == said[0].id
@@ -214,6 +228,7 @@ func made(said []claim) []claim {
 func TestMayRestartCovers(t *testing.T) {
 	u, u1, u2 := claim{"UPDATE", 0, false, false, 0, 0}, claim{"UPDATE", 1, false, false, 0, 0}, claim{"UPDATE", 2, false, false, 0, 0}
 	add, rm2 := claim{"ADD", 0, false, false, 0, 0}, claim{"REMOVE", 2, false, false, 0, 0}
+	u1add := claim{"ADD", 1, false, false, 0, 0}
 	// A half's UPDATE the kubelet may skip, and the whole's after it.
 	half := claim{"UPDATE", 0, true, false, 0, 0}
 	// vim's save: the backup may have run, and its deletion dropped the pod.
@@ -289,6 +304,16 @@ func TestMayRestartCovers(t *testing.T) {
 		{[]claim{add, rm2, add}, []string{"ADD", "UPDATE", "UPDATE", "REMOVE", "ADD"}, true},
 		{[]claim{add, rm2, add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE", "UPDATE"}, false},
 		{[]claim{add, rm2}, []string{"ADD", "UPDATE"}, false},
+		// An ADD's restarts on the way come after its start, also where
+		// the sync loop took it with the REMOVE before it as one UPDATE:
+		// vim's backup and the write run, the backup's deletion dropped
+		// the pod, the relist started it again.
+		{[]claim{add, {"REMOVE", 0, false, true, 0, 0}, {"ADD", anyMore, true, false, 0, 0}}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, {"REMOVE", 0, false, false, 0, 0}, u1add}, []string{"ADD", "UPDATE", "UPDATE"}, true},
+		{[]claim{add, {"REMOVE", 0, false, false, 0, 0}, u1add}, []string{"ADD", "REMOVE", "ADD", "UPDATE"}, true},
+		{[]claim{add, {"REMOVE", 0, false, false, 0, 0}, u1add}, []string{"ADD", "UPDATE", "UPDATE", "UPDATE"}, false},
+		{[]claim{add, {"REMOVE", 0, false, false, 0, 0}, add}, []string{"ADD", "UPDATE", "UPDATE"}, false},
+		{[]claim{add, {"REMOVE", 0, false, false, 0, 0}, add}, []string{"ADD", "REMOVE", "ADD", "UPDATE"}, false},
 		// The fix after a short invalid span: the kubelet's relist fell in
 		// the span (REMOVE, ADD; or the two as one UPDATE) or it did not
 		// (nothing); never two restarts. With new content the fix is an
