@@ -1,11 +1,6 @@
 package diff
 
-import (
-	"crypto/sha256"
-	"encoding/base64"
-
-	"github.com/podwatch/podwatch/pkg/types"
-)
+import "github.com/podwatch/podwatch/pkg/types"
 
 // changeID is types.Change.ID: a digest of the pod key, the Op and the pod
 // the change publishes (f; nil for a REMOVE). It leaves out where the change
@@ -16,22 +11,11 @@ import (
 // exactly that state; what does is that consecutive changes of one pod
 // never lead to the same place (an ADD is followed by an UPDATE or REMOVE,
 // and an UPDATE changes the file, the content or the restart identity).
+//
+// 128 bits: a change is only ever compared with the last one of its pod.
 func changeID(key string, op types.Op, f *types.File) string {
-	h := sha256.New()
-	write := func(s string) {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	if f == nil || f.Pod == nil {
+		return digestOf(16, key, string(op))
 	}
-	write(key)
-	write(string(op))
-	if f != nil && f.Pod != nil {
-		write(f.Name)
-		write(f.Pod.Hash)
-		write(f.Pod.Config)
-		write(string(f.Pod.UID))
-	}
-	var sum [sha256.Size]byte
-	// 128 bits: a change is only ever compared with the last one of its
-	// pod, so this is far past any chance of two colliding.
-	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
+	return digestOf(16, key, string(op), f.Name, f.Pod.Hash, f.Pod.Config, string(f.Pod.UID))
 }

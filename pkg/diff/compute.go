@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/podwatch/podwatch/pkg/model"
 	"github.com/podwatch/podwatch/pkg/types"
 )
 
@@ -147,7 +148,9 @@ func (c *computation) run() {
 		})
 	default:
 		// The port decides the pods: only the files' own problems here.
-		c.fileProblems()
+		for _, f := range c.snap.Files {
+			c.fileProblem(f)
+		}
 		c.duplicates(c.definers())
 	}
 }
@@ -201,23 +204,9 @@ func (c *computation) duplicates(dups map[string][]*types.File) {
 	}
 }
 
-// fileProblems reports each file's own problem (unreadable, invalid,
-// ignored content) and returns the names of the unreadable files.
-func (c *computation) fileProblems() map[string]bool {
-	var unreadable map[string]bool
-	for _, f := range c.snap.Files {
-		if c.fileProblem(f) {
-			if unreadable == nil {
-				unreadable = map[string]bool{}
-			}
-			unreadable[f.Name] = true
-		}
-	}
-	return unreadable
-}
-
-// fileProblem reports f's own problem, if any, and whether f is unreadable.
-func (c *computation) fileProblem(f *types.File) bool {
+// fileProblem reports f's own problem (unreadable, invalid, ignored
+// content), if any.
+func (c *computation) fileProblem(f *types.File) {
 	switch {
 	case f.NotRegular:
 	case f.ReadErr != nil:
@@ -226,7 +215,6 @@ func (c *computation) fileProblem(f *types.File) bool {
 			Key:     problemKey("unreadable/"+f.Name, fault(f.ReadErr)),
 			Message: fmt.Sprintf("%s: podwatch cannot read it: %v; keeping its last known pod", f.Name, f.ReadErr),
 		})
-		return true
 	case f.Err != nil:
 		detail := fmt.Sprintf("%s: %v", f.Name, f.Err)
 		msg := fmt.Sprintf("%s is invalid (%s)", f.Name, problem(f.Err))
@@ -251,7 +239,6 @@ func (c *computation) fileProblem(f *types.File) bool {
 			Message: ignoredMessage(f),
 		})
 	}
-	return false
 }
 
 // runsFrom says the kubelet runs, from the file name, the pod of the key
@@ -261,7 +248,7 @@ func (c *computation) runsFrom(name string) (string, bool) {
 	if c.window.ps == nil {
 		return "", false
 	}
-	return c.window.runsFrom(pathIn(c.snap, name))
+	return c.window.runsFrom(model.PathOf(c.snap, name))
 }
 
 // watchGone says the kubelet's watch of the folder ended with the folder
@@ -370,17 +357,15 @@ func (c *computation) behind(effect string) string {
 	if strings.Contains(effect, "relist") {
 		return effect
 	}
-	span := behindSpan(c.opts.RelistPeriod)
-	for _, s := range c.lateSigns() {
-		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= span {
-			runs := "runs"
-			if s.may() {
-				runs = "may run"
-			}
-			return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says())
-		}
+	s, ok := c.nearSign()
+	if !ok {
+		return effect
 	}
-	return effect
+	runs := "runs"
+	if s.may() {
+		runs = "may run"
+	}
+	return effect + fmt.Sprintf("; the kubelet's file source %s behind (%s), so it may take in this change's events seconds apart with a relist between, and restart the pod more times on the way", runs, s.says())
 }
 
 // lateSign is a sign that the kubelet's file source runs behind, seen at

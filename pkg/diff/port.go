@@ -467,7 +467,7 @@ func (w *portWindow) claim(key string, op types.Op, said, to string) *types.Clai
 		cl.At = types.ClaimAtRelist
 		cl.Estimate = c.snap.KubeletRelist.IsZero() || w.unseen || late || c.snap.PathErr != nil
 	}
-	if cl.At == types.ClaimAtWatch && c.portBehind() {
+	if _, near := c.nearSign(); cl.At == types.ClaimAtWatch && near {
 		// A relist's change is made at once: no late event adds to it.
 		cl.Before.Max = nil
 	}
@@ -516,15 +516,7 @@ func (w *portWindow) madeBy(key, to string) int {
 // read the folder, dropped key's pod.
 func (w *portWindow) emptyRelist(key string) bool {
 	i := w.madeBy(key, "")
-	if i < 0 || w.inputs[i].Relist == nil || w.inputs[i].Relist.Missing {
-		return false
-	}
-	for _, l := range w.inputs[i].Relist.Files {
-		if len(l.Reads) > 0 && l.Reads[0].Pod != nil {
-			return false
-		}
-	}
-	return true
+	return i >= 0 && w.inputs[i].Relist != nil && emptyListing(w.inputs[i].Relist)
 }
 
 // via names, in the own view, the files key's pod ran from on the way
@@ -632,7 +624,7 @@ func (w *portWindow) excursion(key string, pub PodState, said string) bool {
 // born says f is a file the kubelet's file source had never read at the
 // window's start: new since.
 func (w *portWindow) born(f *types.File) bool {
-	_, known := w.ps.base.Source.KeyOf(pathIn(w.c.snap, f.Name))
+	_, known := w.ps.base.Source.KeyOf(model.PathOf(w.c.snap, f.Name))
 	return !known
 }
 
@@ -677,16 +669,15 @@ func (w *portWindow) droppedBy(key string) string {
 	return pathBase(w.inputs[i].Event.Path)
 }
 
-// portBehind says a sign of a late file source is near: then no count
-// of podwatch's own events bounds the restarts on the way.
-func (c *computation) portBehind() bool {
-	span := behindSpan(c.opts.RelistPeriod)
+// nearSign is the surest sign of a late file source near the snapshot:
+// then no count of podwatch's own events bounds the restarts on the way.
+func (c *computation) nearSign() (lateSign, bool) {
 	for _, s := range c.lateSigns() {
-		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= span {
-			return true
+		if !s.at.IsZero() && c.snapTime().Sub(s.at) <= behindSpan(c.opts.RelistPeriod) {
+			return s, true
 		}
 	}
-	return false
+	return lateSign{}, false
 }
 
 // portSpan bounds, over the ends of key's part, the restarts on the way
@@ -891,7 +882,7 @@ func (w *portWindow) remove(key string, p PodState, said string, now bool) {
 	}
 	// A name new in the window, gone again: the kubelet dropped the pod
 	// only if it read the name first, a race; its REMOVE waits as well.
-	_, known := w.ps.base.Source.KeyOf(pathIn(c.snap, by))
+	_, known := w.ps.base.Source.KeyOf(model.PathOf(c.snap, by))
 	if !now && !full && (by == "" || by == p.File || !known) && !c.settled("pod/"+key, since) {
 		// Bad news waits the settle delay, as the problems do: an
 		// editor's save puts the file back at once. A pod another

@@ -101,7 +101,7 @@ func (w *portWindow) awaitsTakeBack() bool {
 		if !ok || !held || was.File == p.File || now.File != p.File {
 			continue
 		}
-		if f := relistWinner(w.c.snap.Files, p.Key); f != nil && pathIn(w.c.snap, f.Name) == was.File {
+		if f := relistWinner(w.c.snap.Files, p.Key); f != nil && model.PathOf(w.c.snap, f.Name) == was.File {
 			return true
 		}
 	}

@@ -65,8 +65,8 @@ func (c *computation) portHolds(ps *portState) bool {
 // source runs behind, when events wait in its queue for longer.
 func (c *computation) heldFrom(last time.Time) time.Time {
 	from := types.Later(last, c.now.Add(-relistSeenLate))
-	if next := c.snap.KubeletRelistNext; !next.IsZero() && !c.portBehind() {
-		from = types.Later(from, next.Add(-relistQueued))
+	if _, near := c.nearSign(); !c.snap.KubeletRelistNext.IsZero() && !near {
+		from = types.Later(from, c.snap.KubeletRelistNext.Add(-relistQueued))
 	}
 	return from
 }
@@ -150,7 +150,7 @@ func (w *portWindow) bounce(key string, pub PodState, said string) bool {
 			return !slices.Contains(r, "")
 		})
 	}
-	path := pathIn(c.snap, pub.File)
+	path := model.PathOf(c.snap, pub.File)
 	b := bounce{file: pub.File, read: listedRead(l, path, pub.File), at: w.ps.tl.Relisted(), may: may, revivedBy: by,
 		during: slices.ContainsFunc(c.snap.KubeletRelistRead.Written, func(x types.RelistWrite) bool { return x.Name == pub.File && x.Before })}
 	_, pod, _ := w.own(key)
@@ -314,8 +314,6 @@ func (b bounce) message(key string) string {
 	case f == nil:
 	case f.Err != nil:
 		what = fmt.Sprintf("invalid: %v", f.Err)
-	case f.ReadErr != nil:
-		what = fmt.Sprintf("unreadable to podwatch: %v", f.ReadErr)
 	case f.Pod != nil:
 		what = "defining pod " + f.Pod.Key
 	}
@@ -344,8 +342,6 @@ func (b bounce) glance() string {
 	case f == nil:
 	case f.Err != nil:
 		what = fmt.Sprintf("invalid (%s)", problem(f.Err))
-	case f.ReadErr != nil:
-		what = "unreadable to podwatch"
 	case f.Pod != nil:
 		what = "defining pod " + f.Pod.Key
 	}

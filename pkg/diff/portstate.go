@@ -186,7 +186,7 @@ func (ps *portState) note(s types.Snapshot) {
 			if ps.versions == nil {
 				ps.versions = map[string]*types.File{}
 			}
-			ps.versions[pathIn(s, f.Name)+"\x00"+f.Pod.Config] = f
+			ps.versions[model.PathOf(s, f.Name)+"\x00"+f.Pod.Config] = f
 		}
 	}
 }
@@ -245,17 +245,8 @@ func (ps *portState) settleStart(s types.Snapshot, now time.Time, settle time.Du
 	})
 }
 
-// pathIn is the path the kubelet reads name at, for a snapshot of s's
-// folder.
-func pathIn(s types.Snapshot, name string) string {
-	if s.Single {
-		return s.Path
-	}
-	return filepath.Join(s.Path, name)
-}
-
 // portIdentity is a published pod as the port names what runs
 // (model.Kubelet.Running).
 func portIdentity(s types.Snapshot, key string, p *PodState) string {
-	return model.FromManifest(&types.Pod{Key: key, UID: p.UID, Config: p.Config}, pathIn(s, p.File)).Identity()
+	return model.FromManifest(&types.Pod{Key: key, UID: p.UID, Config: p.Config}, model.PathOf(s, p.File)).Identity()
 }

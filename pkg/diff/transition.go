@@ -16,15 +16,18 @@ import (
 // keyOf is types.Change.Key: a digest of parts, so that a key stays short
 // in an Event's annotation whatever the file names, and two parts cannot
 // run into each other.
-func keyOf(parts ...string) string {
+// 96 bits: a key is only compared within one object and reason.
+func keyOf(parts ...string) string { return digestOf(12, parts...) }
+
+// digestOf is the first n bytes of a digest of parts, each ended by a NUL.
+func digestOf(n int, parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write([]byte(p))
 		h.Write([]byte{0})
 	}
 	var sum [sha256.Size]byte
-	// 96 bits: a key is only compared within one object and reason.
-	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:12])
+	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:n])
 }
 
 // podIdentity is a published pod as a transition key sees it: the file the

@@ -163,25 +163,12 @@ func (p *path) eventInPlace(in Input, o Outcome) *path {
 // reads' outcomes, the first ones, at most n of them.
 func (p *path) relist(in Input, n int) []*path {
 	l := in.Relist
-	entries := make([]Entry, len(l.Files))
-	at := make(map[string]int, len(l.Files))
-	for i, f := range l.Files {
-		entries[i] = f.Entry
-		if _, ok := at[f.Path]; !ok {
-			at[f.Path] = i
-		}
-	}
 	pick := make([]int, len(l.Files))
+	entries, read := reader(l, pick)
 	var out []*path
 	for {
 		q := p.clone()
-		u, _ := q.k.Source.ListConfig(!l.Missing, entries, func(path string) (Pod, error) {
-			i, ok := at[path]
-			if !ok || len(l.Files[i].Reads) == 0 {
-				return Pod{}, errUnlisted
-			}
-			return l.Files[i].Reads[pick[i]].get()
-		})
+		u, _ := q.k.Source.ListConfig(!l.Missing, entries, read)
 		q.merge(u, in.At)
 		out = append(out, q)
 		if len(out) == n {
@@ -236,6 +223,26 @@ func (p *path) fingerprint() string {
 		b.WriteString(key + "\x00" + strings.Join(p.runs[key], "\x02") + "\x01")
 	}
 	return b.String()
+}
+
+// reader is l's entries for ListConfig, and its read of each file: the
+// pick-th of the file's outcomes, as pick holds at the read.
+func reader(l *Listing, pick []int) ([]Entry, Read) {
+	entries := make([]Entry, len(l.Files))
+	at := make(map[string]int, len(l.Files))
+	for i, f := range l.Files {
+		entries[i] = f.Entry
+		if _, ok := at[f.Path]; !ok {
+			at[f.Path] = i
+		}
+	}
+	return entries, func(path string) (Pod, error) {
+		i, ok := at[path]
+		if !ok || len(l.Files[i].Reads) == 0 {
+			return Pod{}, errUnlisted
+		}
+		return l.Files[i].Reads[pick[i]].get()
+	}
 }
 
 func (o Outcome) get() (Pod, error) {

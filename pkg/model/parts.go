@@ -253,42 +253,13 @@ func exploreOneWay(k *Kubelet, inputs []Input) (*Explored, bool) {
 // folder as one stand-in pod. It looks only at what the part holds,
 // through ix.
 func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) bool, mine, keyed func(path string) bool, ix *partIndex) (*Kubelet, []Input) {
-	pk := NewKubelet()
-	pk.Storage.seen = k.Storage.seen
-	pk.Storage.strays = k.Storage.strays
+	pk := k.only(keys, in)
 	for _, key := range keys {
-		if p, ok := k.Source.store[key]; ok {
-			pk.Source.store[key] = p
-		}
 		for _, path := range ix.paths[key] {
 			if m, ok := k.Source.fileKeyMapping[path]; ok && in(m) {
 				pk.Source.fileKeyMapping[path] = m
 			}
 		}
-	}
-	if len(k.Source.store) > len(pk.Source.store) {
-		pk.Source.store[restKey] = restPod
-		pk.Source.fileKeyMapping[restPath] = restKey
-	}
-	rest := false
-	if k.Storage.strays {
-		for uid, p := range k.Storage.pods {
-			if in(p.Key) {
-				pk.Storage.pods[uid] = p
-			} else {
-				rest = true
-			}
-		}
-	} else {
-		for _, key := range keys {
-			if p, ok := k.held(key); ok {
-				pk.Storage.pods[p.UID] = p
-			}
-		}
-		rest = len(k.Storage.pods) > len(pk.Storage.pods)
-	}
-	if rest {
-		pk.Storage.pods[restPod.UID] = restPod
 	}
 
 	var pin []Input

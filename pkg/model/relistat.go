@@ -294,7 +294,7 @@ func (t *Timeline) listing(s types.Snapshot, now files, start, p int, passed map
 		// it was taken in by a fold forced before the relist was handed,
 		// and the relist reads it as the fold left it.
 		kind := names[name]
-		path := pathOf(s, name)
+		path := PathOf(s, name)
 		ls := Listed{Entry: Entry{Path: path, Kind: kind}}
 		switch {
 		case kind != EntryRegular:

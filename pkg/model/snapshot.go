@@ -30,7 +30,6 @@ type Timeline struct {
 	open    [][]int // the last lag snapshots' reads, by index in inputs
 	started bool
 	relist  time.Time // the last kubelet relist taken in
-	events  int       // the inputs of the last snapshot's events
 	// from are the files as the window's start had them (the last
 	// snapshot's at the last fold), and taken counts the snapshots taken
 	// in: what a relist seen late, placed among the window's events,
@@ -134,7 +133,6 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 			t.open = t.open[1:]
 		}
 	}
-	events := len(t.inputs) - from
 	if !t.started {
 		// The first list stands for the kubelet's relist it saw, if any.
 		t.relist = s.KubeletRelist
@@ -151,7 +149,7 @@ func (t *Timeline) add(s types.Snapshot, dated bool) {
 	if slices.ContainsFunc(t.inputs[from:], func(in Input) bool { return in.Event != nil && in.snap == t.taken }) {
 		t.starts = append(t.starts, snapStart{snap: t.taken, from: t.files})
 	}
-	t.files, t.started, t.events = now, true, events
+	t.files, t.started = now, true
 	t.taken++
 }
 
@@ -252,7 +250,7 @@ func (t *Timeline) late(s types.Snapshot, now files) {
 // of the event itself is the last one's.
 func (t *Timeline) event(s types.Snapshot, now files, i int, folded bool) Input {
 	e := s.Events[i]
-	path := pathOf(s, e.Name)
+	path := PathOf(s, e.Name)
 	if e.Gone {
 		return Input{Event: &WatchEvent{Path: path, Type: PodDelete}}
 	}
@@ -403,7 +401,9 @@ func kindOf(f *types.File) EntryKind {
 	return EntryOther
 }
 
-func pathOf(s types.Snapshot, name string) string {
+// PathOf is the path the kubelet reads name at, for a snapshot of s's
+// folder.
+func PathOf(s types.Snapshot, name string) string {
 	if s.Single {
 		return s.Path
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,16 +46,6 @@ func (s *FileSource) Stored(key string) (Pod, bool) {
 	return p, ok
 }
 
-// Replay is k after inputs as podwatch's own view has them (every first
-// choice, every relist where it stands), k left as it is.
-func Replay(k *Kubelet, inputs []Input) *Kubelet {
-	p := start(k)
-	for _, in := range inputs {
-		p = p.first(in)
-	}
-	return p.k
-}
-
 // ReplayEach is Replay after each of the inputs in turn: the i-th is k
 // after inputs[:i+1], k left as it is.
 func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
@@ -73,6 +64,16 @@ func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
 // relists take changes in from then on.
 func (t *Timeline) Unwatched() bool { return t.unwatched }
 
+// Replay is k after inputs as podwatch's own view has them (every first
+// choice, every relist where it stands), k left as it is.
+func Replay(k *Kubelet, inputs []Input) *Kubelet {
+	p := start(k)
+	for _, in := range inputs {
+		p = p.first(in)
+	}
+	return p.k
+}
+
 // Take feeds k the inputs as podwatch's own view has them, in place:
 // the fold of a window whose ways agree. It costs what the kubelet's own
 // file source does, with no copy of k.
@@ -81,19 +82,8 @@ func (k *Kubelet) Take(inputs []Input) {
 		var u *Update
 		switch {
 		case in.Relist != nil:
-			entries := make([]Entry, len(in.Relist.Files))
-			at := make(map[string]int, len(in.Relist.Files))
-			for i, f := range in.Relist.Files {
-				entries[i] = f.Entry
-				at[f.Path] = i
-			}
-			u, _ = k.Source.ListConfig(!in.Relist.Missing, entries, func(path string) (Pod, error) {
-				i, ok := at[path]
-				if !ok || len(in.Relist.Files[i].Reads) == 0 {
-					return Pod{}, errUnlisted
-				}
-				return in.Relist.Files[i].Reads[0].get()
-			})
+			entries, read := reader(in.Relist, make([]int, len(in.Relist.Files)))
+			u, _ = k.Source.ListConfig(!in.Relist.Missing, entries, read)
 		case in.Event != nil:
 			var o Outcome
 			if len(in.Reads) > 0 {
@@ -183,18 +173,24 @@ func (k *Kubelet) touchedBy(inputs []Input) *Kubelet {
 			}
 		}
 	}
-	return k.narrow(touched, inputs)
+	// k with the keys touched, the mapping of the inputs' paths, and the
+	// rest standing as one pod.
+	n := k.only(slices.Collect(maps.Keys(touched)), func(key string) bool { return touched[key] })
+	for _, in := range inputs {
+		if key, ok := k.Source.fileKeyMapping[in.Event.Path]; ok {
+			n.Source.fileKeyMapping[in.Event.Path] = key
+		}
+	}
+	return n
 }
 
-// narrow is k with the keys touched, the mapping of the inputs' paths,
-// and the rest standing as one pod.
-func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
-	n := &Kubelet{
-		Source:  &FileSource{store: make(map[string]Pod, len(touched)+1), fileKeyMapping: make(map[string]string, len(inputs)+1)},
-		Storage: &Storage{pods: make(map[string]Pod, len(touched)+1)},
-	}
-	n.Storage.seen = k.Storage.seen
-	for key := range touched {
+// only is k's store and merge for keys (in says a key is one of them)
+// alone, the rest standing as one pod; its mapping holds the rest's path
+// alone.
+func (k *Kubelet) only(keys []string, in func(key string) bool) *Kubelet {
+	n := NewKubelet()
+	n.Storage.seen, n.Storage.strays = k.Storage.seen, k.Storage.strays
+	for _, key := range keys {
 		if p, ok := k.Source.store[key]; ok {
 			n.Source.store[key] = p
 		}
@@ -203,16 +199,10 @@ func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
 		n.Source.store[restKey] = restPod
 		n.Source.fileKeyMapping[restPath] = restKey
 	}
-	for _, in := range inputs {
-		if key, ok := k.Source.fileKeyMapping[in.Event.Path]; ok {
-			n.Source.fileKeyMapping[in.Event.Path] = key
-		}
-	}
-	n.Storage.strays = k.Storage.strays
 	rest := false
 	if k.Storage.strays {
 		for uid, p := range k.Storage.pods {
-			if touched[p.Key] {
+			if in(p.Key) {
 				n.Storage.pods[uid] = p
 			} else {
 				rest = true
@@ -220,7 +210,7 @@ func (k *Kubelet) narrow(touched map[string]bool, inputs []Input) *Kubelet {
 		}
 	} else {
 		// One pod per key, each found by its key (held).
-		for key := range touched {
+		for _, key := range keys {
 			if p, ok := k.held(key); ok {
 				n.Storage.pods[p.UID] = p
 			}
@@ -250,7 +240,7 @@ func (t *Timeline) Clone() *Timeline {
 // files last seen and the last relist taken in stay, for the next Add.
 // The reads just folded can no longer be widened by a later snapshot.
 func (t *Timeline) Fold() {
-	t.inputs, t.open, t.events, t.from = nil, nil, 0, t.files
+	t.inputs, t.open, t.from = nil, nil, t.files
 	t.starts = nil
 }
 
