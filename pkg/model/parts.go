@@ -87,22 +87,17 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 	if e, ok := exploreOneWay(k, inputs); ok {
 		return e
 	}
-	keysOf := map[string]map[string]bool{} // path -> the keys it may give
-	// linked is keysOf but for the keys only a guess at content podwatch
-	// never read gives (Unseen): such a read links no keys. A part sees
-	// one that gives another part's key as a pod of none of its own
-	// (otherPod), which changes its keys only by sending the store.
-	linked := map[string]map[string]bool{}
+	// keysOf maps a path to the keys it may give, each to whether a read
+	// links it to the path's other keys: not when only a guess at content
+	// podwatch never read gives it (Unseen). A part sees such a read of
+	// another part's key as a pod of none of its own (mineOnly), which
+	// changes its keys only by sending the store.
+	keysOf := map[string]map[string]bool{}
 	note := func(path, key string, guess bool) {
-		for _, m := range []map[string]map[string]bool{keysOf, linked} {
-			if m[path] == nil {
-				m[path] = map[string]bool{}
-			}
-			m[path][key] = true
-			if guess {
-				break
-			}
+		if keysOf[path] == nil {
+			keysOf[path] = map[string]bool{}
 		}
+		keysOf[path][key] = keysOf[path][key] || !guess
 	}
 	for path, key := range k.Source.fileKeyMapping {
 		note(path, key, false)
@@ -152,11 +147,11 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 			find(p.Key)
 		}
 	}
-	for _, keys := range linked {
+	for _, keys := range keysOf {
 		var first string
-		for key := range keys {
-			if still[key] {
-				continue // the one key of its one path
+		for key, links := range keys {
+			if !links || still[key] {
+				continue // a guess, or the one key of its one path
 			}
 			if first == "" {
 				first = find(key)
