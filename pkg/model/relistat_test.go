@@ -243,19 +243,32 @@ func TestRelistNotPastAnEventThatFoundTheSameBytes(t *testing.T) {
 	s := types.Snapshot{Time: ms(12900), Seq: 3, Path: "/m", Files: []*types.File{changed, x}, Events: []types.WatchEvent{{Name: "x.yaml"}}, KubeletRelist: t0}
 	tl.Add(s)
 	// The relist that opened the folder at +12.35 s, handed late.
-	s.KubeletRelist = ms(12350)
-	s.KubeletRelistRead = types.RelistRead{Listed: []string{"a.yaml", "x.yaml"}}
-	tl.Again(s)
-	inputs := tl.Inputs()
-	i := relistIndex(inputs)
+	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml", "x.yaml")
 	if i != 0 {
 		t.Errorf("the relist is input %d; want 0, before a.yaml's change read after its open", i)
 	}
-	for _, f := range inputs[i].Relist.Files {
-		if filepath.Base(f.Path) == "a.yaml" && (f.Reads[0].Pod == nil || f.Reads[0].Pod.Semantic != "v1") {
-			t.Errorf("the relist read a.yaml as %+v; want v1", f.Reads[0])
+	if r := readsOf(inputs[i].Relist, "a.yaml"); r[0].Pod == nil || r[0].Pod.Semantic != "v1" {
+		t.Errorf("the relist read a.yaml as %+v; want v1", r[0])
+	}
+}
+
+// handedLate hands s again with the relist that opened the folder at at,
+// which listed names: the inputs then, and the relist's index.
+func handedLate(tl *Timeline, s types.Snapshot, at time.Time, names ...string) ([]Input, int) {
+	s.KubeletRelist = at
+	s.KubeletRelistRead = types.RelistRead{Listed: names}
+	tl.Again(s)
+	return tl.Inputs(), relistIndex(tl.Inputs())
+}
+
+// readsOf are the outcomes l gives name's read.
+func readsOf(l *Listing, name string) []Outcome {
+	for _, f := range l.Files {
+		if filepath.Base(f.Path) == name {
+			return f.Reads
 		}
 	}
+	return nil
 }
 
 // When the relist's place passes over an event that came after its open
@@ -275,17 +288,11 @@ func TestRelistPassingOverAnEventAfterItsOpenMayHaveReadBefore(t *testing.T) {
 	s := types.Snapshot{Time: ms(12700), Seq: 2, Path: "/m", Files: []*types.File{changed, z},
 		Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "z.yaml"}}, KubeletRelist: t0}
 	tl.Add(s)
-	s.KubeletRelist = ms(12350)
-	s.KubeletRelistRead = types.RelistRead{Listed: []string{"a.yaml", "z.yaml"}}
-	tl.Again(s)
-	inputs := tl.Inputs()
-	i := relistIndex(inputs)
+	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml", "z.yaml")
 	if i < 1 || inputs[i].Early < i {
 		t.Fatalf("the relist is input %d, early by %d; want it after z.yaml's creation, free to come before a.yaml's change", i, inputs[i].Early)
 	}
-	for _, f := range inputs[i].Relist.Files {
-		if filepath.Base(f.Path) == "a.yaml" && !slices.ContainsFunc(f.Reads, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
-			t.Errorf("the relist's reads of a.yaml %+v: none as it was before its change", f.Reads)
-		}
+	if r := readsOf(inputs[i].Relist, "a.yaml"); !slices.ContainsFunc(r, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
+		t.Errorf("the relist's reads of a.yaml %+v: none as it was before its change", r)
 	}
 }
