@@ -93,10 +93,16 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 	}
 	// The judgements disagree when the place passes over events that
 	// came after the open: the relist may have come before each of them,
-	// and read its name as it was before.
-	passed := map[string]int{}
+	// and read its name as it was before. An event of a name with a
+	// later one before the open came before it too: one name's events
+	// come in order.
+	passed, before := map[string]int{}, map[string]bool{}
 	for i := p - 1; i >= start; i-- {
-		if e := t.inputs[i].Event; after[i] && e != nil {
+		switch e := t.inputs[i].Event; {
+		case e == nil:
+		case !after[i]:
+			before[e.Path] = true
+		case !before[e.Path]:
 			passed[e.Path] = i
 			early = max(early, p-i)
 		}

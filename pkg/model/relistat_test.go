@@ -256,7 +256,7 @@ func TestRelistNotPastAnEventThatFoundTheSameBytes(t *testing.T) {
 // which listed names: the inputs then, and the relist's index.
 func handedLate(tl *Timeline, s types.Snapshot, at time.Time, names ...string) ([]Input, int) {
 	s.KubeletRelist = at
-	s.KubeletRelistRead = types.RelistRead{Listed: names}
+	s.KubeletRelistRead.Listed = names
 	tl.Again(s)
 	return tl.Inputs(), relistIndex(tl.Inputs())
 }
@@ -294,5 +294,30 @@ func TestRelistPassingOverAnEventAfterItsOpenMayHaveReadBefore(t *testing.T) {
 	}
 	if r := readsOf(inputs[i].Relist, "a.yaml"); !slices.ContainsFunc(r, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
 		t.Errorf("the relist's reads of a.yaml %+v: none as it was before its change", r)
+	}
+}
+
+// One name's events come in order: a write read after the open, then one
+// the detector saw just before it (Prior), came before it both; the
+// relist reads the name as the later write left it, not as it was before
+// the first.
+func TestRelistOrdersOneNamesEventsAsTheLastJudged(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	old := relistAtFile("a.yaml", "v1", t0)
+	v2, v3 := relistAtFile("a.yaml", "v2", ms(12400)), relistAtFile("a.yaml", "v3", ms(12450))
+	var tl Timeline
+	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old}, KubeletRelist: t0})
+	tl.Fold()
+	tl.Add(types.Snapshot{Time: ms(12400), Seq: 2, Path: "/m", Files: []*types.File{v2}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0})
+	s := types.Snapshot{Time: ms(12450), Seq: 3, Path: "/m", Files: []*types.File{v3}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0}
+	tl.Add(s)
+	s.KubeletRelistRead.Prior = []types.PriorWrite{{Name: "a.yaml", Since: ms(12420)}}
+	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml")
+	if i != 2 {
+		t.Fatalf("the relist is input %d; want 2, after the write the detector saw before it", i)
+	}
+	if r := readsOf(inputs[i].Relist, "a.yaml"); slices.ContainsFunc(r, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
+		t.Errorf("the relist's reads of a.yaml %+v: v1, from before a write that came before its open", r)
 	}
 }
