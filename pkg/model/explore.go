@@ -97,7 +97,7 @@ type path struct {
 func start(k *Kubelet) *path {
 	p := &path{k: k.clone(), runs: map[string][]string{}}
 	for _, pod := range k.Storage.pods {
-		if !standIn(pod.Key) {
+		if pod.Key != restKey {
 			p.runs[pod.Key] = []string{pod.identity()}
 		}
 	}
@@ -114,21 +114,18 @@ func (p *path) clone() *path {
 
 // apply is p after in, one path per choice.
 func (p *path) apply(in Input) []*path {
-	if in.push != noPush {
-		q := p.clone()
-		q.merge(q.k.Source.list(), in.At)
-		switch in.push {
-		case surePush:
-			return []*path{q}
-		case mayPushNot:
-			return []*path{p, q}
-		}
-		return []*path{q, p}
+	if in.Event == nil && in.push != noPush {
+		return p.pushed(in)
 	}
 	if in.Relist != nil {
 		return p.relist(in, maxCombinations)
 	}
 	if in.Event.Type == PodDelete {
+		if _, mapped := p.k.Source.fileKeyMapping[in.Event.Path]; !mapped && in.push != noPush {
+			// The name's last read may have given another part's key,
+			// whose drop sends the store.
+			return p.pushed(in)
+		}
 		return []*path{p.eventInPlace(in, Outcome{})}
 	}
 	if len(in.Reads) == 1 {
@@ -140,6 +137,20 @@ func (p *path) apply(in Input) []*path {
 		out = append(out, p.clone().eventInPlace(in, o))
 	}
 	return out
+}
+
+// pushed is p after the store may have been sent as it is, by another
+// part's change, one path per way in.push allows, podwatch's own first.
+func (p *path) pushed(in Input) []*path {
+	q := p.clone()
+	q.merge(q.k.Source.list(), in.At)
+	switch in.push {
+	case surePush:
+		return []*path{q}
+	case mayPushNot:
+		return []*path{p, q}
+	}
+	return []*path{q, p}
 }
 
 // first is p after in as podwatch's own view has it: every first
@@ -154,6 +165,13 @@ func (p *path) first(in Input) *path {
 // eventInPlace is p after the watch event in, read as o, p itself
 // changed: for the one way on, which nothing else holds p for.
 func (p *path) eventInPlace(in Input, o Outcome) *path {
+	if o.Pod != nil && o.Pod.Key == otherKey {
+		// Another part's key: the file source maps the path to it, and
+		// sends the store, which this part holds as it was.
+		delete(p.k.Source.fileKeyMapping, in.Event.Path)
+		p.merge(p.k.Source.list(), in.At)
+		return p
+	}
 	u, _ := p.k.Source.ConsumeWatchEvent(*in.Event, func(string) (Pod, error) { return o.get() })
 	p.merge(u, in.At)
 	return p
@@ -199,7 +217,7 @@ func (p *path) merge(u *Update, at time.Time) {
 	p.k.Storage.MergeAt(u, at)
 	now := map[string]string{}
 	for _, pod := range p.k.Storage.pods {
-		if !standIn(pod.Key) {
+		if pod.Key != restKey {
 			now[pod.Key] = pod.identity()
 		}
 	}

@@ -313,3 +313,27 @@ func TestUnseenGuessLinksNoKeys(t *testing.T) {
 		wantSpan(t, apart.Span(key), l.From, l.To, l.Before, l.MaySkip, l.Elsewhere)
 	}
 }
+
+// A read of a file podwatch never saw that may have given another part's
+// key leaves no state in this part, but the file's deletion may drop that
+// key, which sends the store: after a relist that found no valid file
+// (the merge stopped a's pod, the store kept it), that starts a's pod
+// again. Else a's pod stays stopped, as podwatch's own view has it.
+func TestUnseenGuessOfAnotherKeyMaySendTheStoreAtItsDeletion(t *testing.T) {
+	a0, b0 := at("m/a.yaml", "ns/a", "v0"), at("m/b.yaml", "ns/b", "v0")
+	k := listed(t, file("m/a.yaml", ok(a0)), file("m/b.yaml", ok(b0)))
+	copyOf := func(key string) Outcome {
+		return ok(&Pod{Key: key, UID: Unseen + "m/4913 as " + key, Semantic: Unseen + "m/4913", File: "m/4913"})
+	}
+	e := Explore(k, []Input{
+		event("m/4913", PodModify, gone, invalid, copyOf("ns/a"), copyOf("ns/b")),
+		{Relist: listing(file("m/a.yaml", invalid), file("m/b.yaml", invalid))},
+		event("m/4913", PodDelete),
+	}, 64)
+	if p := e.Part("ns/a"); p == nil || len(p.Keys) != 1 {
+		t.Fatalf("a's part %+v, want a alone", p)
+	}
+	// Stopped at the relist, as podwatch's own view has it; or started
+	// again by the deletion of the copy of b (or of a, one restart more).
+	wantSpan(t, e.Span("ns/a"), id(a0), "", types.Bounded(0, 1), true, 0)
+}

@@ -50,17 +50,16 @@ const (
 
 var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
 
-// otherKey is, for a part, the key of a pod a read podwatch never saw may
-// have given another part (Unseen): one stand-in for all of them, since
-// the part's keys see such a pod only in the store it sends.
+// otherKey marks, for a part, a read that gave another part's key, which
+// only a guess at content podwatch never read does (Unseen): the file
+// source then maps the path to that key and sends the store, which the
+// part holds as it was (path.eventInPlace). The pod is no part's own, so
+// no state keeps it: a later delete of the path, which drops it, is a
+// store the part may be sent (restrict).
 const otherKey = "\x00other"
 
-// standIn says key is a stand-in's, whose runs no claim reads.
-func standIn(key string) bool { return key == restKey || key == otherKey }
-
 // mineOnly is reads as a part of the keys in sees them: a pod of another
-// part's key, which only a guess at unseen content gives here, is one
-// stand-in pod of no key of its own. reads itself when it has none.
+// part's key is the otherKey mark. reads itself when it has none.
 func mineOnly(reads []Outcome, in func(key string) bool) []Outcome {
 	if !slices.ContainsFunc(reads, func(o Outcome) bool { return o.Pod != nil && !in(o.Pod.Key) }) {
 		return reads
@@ -190,14 +189,7 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 		slices.Sort(keys)
 		part := Part{Keys: keys}
 		in := func(key string) bool { _, ok := slices.BinarySearch(keys, key); return ok }
-		pk, pin := restrict(k, inputs, keys, in, func(path string) bool {
-			for key := range keysOf[path] {
-				if in(key) {
-					return true
-				}
-			}
-			return false
-		}, func(path string) bool { return len(keysOf[path]) > 0 }, ix)
+		pk, pin := restrict(k, inputs, keys, in, keysOf, ix)
 		part.Ends, part.Capped = explorePart(pk, pin, max)
 		out.Parts = append(out.Parts, part)
 		out.Capped = out.Capped || part.Capped
@@ -238,7 +230,6 @@ func exploreOneWay(k *Kubelet, inputs []Input) (*Explored, bool) {
 	for _, in := range inputs {
 		p = p.first(in)
 	}
-	delete(p.runs, restKey)
 	part := Part{Keys: slices.Sorted(maps.Keys(keys)), Ends: []End{{Kubelet: p.k, Runs: p.runs}}}
 	return &Explored{Parts: []Part{part}}, true
 }
@@ -246,8 +237,21 @@ func exploreOneWay(k *Kubelet, inputs []Input) (*Explored, bool) {
 // restrict is k and inputs as the part of the keys in (keys, sorted)
 // sees them: its files' events, its keys' state, and the rest of the
 // folder as one stand-in pod. It looks only at what the part holds,
-// through ix.
-func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) bool, mine, keyed func(path string) bool, ix *partIndex) (*Kubelet, []Input) {
+// through ix, and at the keys each path may give (keysOf).
+func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) bool, keysOf map[string]map[string]bool, ix *partIndex) (*Kubelet, []Input) {
+	// mine: the path may give one of the part's keys; foreign: another
+	// part's, or the rest's.
+	holds := func(path string, ours bool) bool {
+		for key := range keysOf[path] {
+			if in(key) == ours {
+				return true
+			}
+		}
+		return false
+	}
+	mine := func(path string) bool { return holds(path, true) }
+	foreign := func(path string) bool { return holds(path, false) }
+	keyed := func(path string) bool { return len(keysOf[path]) > 0 }
 	pk := k.only(keys, in)
 	for _, key := range keys {
 		for _, path := range ix.paths[key] {
@@ -272,6 +276,9 @@ func restrict(k *Kubelet, inputs []Input, keys []string, in func(key string) boo
 			switch {
 			case mine(x.Event.Path):
 				x.Reads = mineOnly(x.Reads, in)
+				if x.Event.Type == PodDelete && foreign(x.Event.Path) {
+					x.push = mayPushNot
+				}
 				pin = append(pin, x)
 				sent = noPush
 			case push != noPush && i > last && sentAgain(sent, push):

@@ -363,7 +363,7 @@ func (k *Kubelet) Absorb(e *Explored, inputs []Input) {
 		path := in.Event.Path
 		delete(k.Source.fileKeyMapping, path)
 		for _, part := range e.Parts {
-			if key, ok := part.Ends[0].Kubelet.Source.fileKeyMapping[path]; ok && key != otherKey {
+			if key, ok := part.Ends[0].Kubelet.Source.fileKeyMapping[path]; ok {
 				k.Source.fileKeyMapping[path] = key
 			}
 		}
