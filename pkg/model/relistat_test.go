@@ -232,24 +232,35 @@ func TestRelistBeforeANameThatWentAndCameBack(t *testing.T) {
 // relist would pass over a change that came after its open, reading its
 // content.
 func TestRelistNotPastAnEventThatFoundTheSameBytes(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	old, x := relistAtFile("a.yaml", "v1", t0), relistAtFile("x.yaml", "x1", t0)
+	t0, ms := lateT0, lateMs
+	x := relistAtFile("x.yaml", "x1", t0)
 	changed := relistAtFile("a.yaml", "v2", ms(12640))
-	var tl Timeline
-	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old, x}, KubeletRelist: t0})
-	tl.Fold()
+	tl := lateWindow(relistAtFile("a.yaml", "v1", t0), x)
 	tl.Add(types.Snapshot{Time: ms(12640), Seq: 2, Path: "/m", Files: []*types.File{changed, x}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0})
 	s := types.Snapshot{Time: ms(12900), Seq: 3, Path: "/m", Files: []*types.File{changed, x}, Events: []types.WatchEvent{{Name: "x.yaml"}}, KubeletRelist: t0}
 	tl.Add(s)
 	// The relist that opened the folder at +12.35 s, handed late.
-	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml", "x.yaml")
+	inputs, i := handedLate(tl, s, ms(12350), "a.yaml", "x.yaml")
 	if i != 0 {
 		t.Errorf("the relist is input %d; want 0, before a.yaml's change read after its open", i)
 	}
 	if r := readsOf(inputs[i].Relist, "a.yaml"); r[0].Pod == nil || r[0].Pod.Semantic != "v1" {
 		t.Errorf("the relist read a.yaml as %+v; want v1", r[0])
 	}
+}
+
+// lateT0 is when lateWindow's list was taken, lateMs(n) n ms after it.
+var lateT0 = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+func lateMs(n int) time.Time { return lateT0.Add(time.Duration(n) * time.Millisecond) }
+
+// lateWindow is a timeline whose window starts from a list of files at
+// lateT0, a relist of the kubelet's then.
+func lateWindow(files ...*types.File) *Timeline {
+	var tl Timeline
+	tl.Add(types.Snapshot{Time: lateT0, Seq: 1, Relist: true, Path: "/m", Files: files, KubeletRelist: lateT0})
+	tl.Fold()
+	return &tl
 }
 
 // handedLate hands s again with the relist that opened the folder at at,
@@ -276,19 +287,15 @@ func readsOf(l *Listing, name string) []Outcome {
 // judgements disagree: the relist may have come before that event too,
 // and read its name as it was then.
 func TestRelistPassingOverAnEventAfterItsOpenMayHaveReadBefore(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	old := relistAtFile("a.yaml", "v1", t0)
+	t0, ms := lateT0, lateMs
 	changed, z := relistAtFile("a.yaml", "v2", ms(12640)), relistAtFile("z.yaml", "z1", ms(12200))
-	var tl Timeline
-	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old}, KubeletRelist: t0})
-	tl.Fold()
+	tl := lateWindow(relistAtFile("a.yaml", "v1", t0))
 	// podwatch's events of a.yaml's change and of z.yaml's creation,
 	// in the byte order of a list of its own, not the order they came.
 	s := types.Snapshot{Time: ms(12700), Seq: 2, Path: "/m", Files: []*types.File{changed, z},
 		Events: []types.WatchEvent{{Name: "a.yaml"}, {Name: "z.yaml"}}, KubeletRelist: t0}
 	tl.Add(s)
-	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml", "z.yaml")
+	inputs, i := handedLate(tl, s, ms(12350), "a.yaml", "z.yaml")
 	if i < 1 || inputs[i].Early < i {
 		t.Fatalf("the relist is input %d, early by %d; want it after z.yaml's creation, free to come before a.yaml's change", i, inputs[i].Early)
 	}
@@ -302,18 +309,14 @@ func TestRelistPassingOverAnEventAfterItsOpenMayHaveReadBefore(t *testing.T) {
 // relist reads the name as the later write left it, not as it was before
 // the first.
 func TestRelistOrdersOneNamesEventsAsTheLastJudged(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	old := relistAtFile("a.yaml", "v1", t0)
+	t0, ms := lateT0, lateMs
 	v2, v3 := relistAtFile("a.yaml", "v2", ms(12400)), relistAtFile("a.yaml", "v3", ms(12450))
-	var tl Timeline
-	tl.Add(types.Snapshot{Time: t0, Seq: 1, Relist: true, Path: "/m", Files: []*types.File{old}, KubeletRelist: t0})
-	tl.Fold()
+	tl := lateWindow(relistAtFile("a.yaml", "v1", t0))
 	tl.Add(types.Snapshot{Time: ms(12400), Seq: 2, Path: "/m", Files: []*types.File{v2}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0})
 	s := types.Snapshot{Time: ms(12450), Seq: 3, Path: "/m", Files: []*types.File{v3}, Events: []types.WatchEvent{{Name: "a.yaml"}}, KubeletRelist: t0}
 	tl.Add(s)
 	s.KubeletRelistRead.Prior = []types.PriorWrite{{Name: "a.yaml", Since: ms(12420)}}
-	inputs, i := handedLate(&tl, s, ms(12350), "a.yaml")
+	inputs, i := handedLate(tl, s, ms(12350), "a.yaml")
 	if i != 2 {
 		t.Fatalf("the relist is input %d; want 2, after the write the detector saw before it", i)
 	}
