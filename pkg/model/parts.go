@@ -51,11 +51,12 @@ const (
 var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
 
 // otherKey marks, for a part, a read that gave another part's key, which
-// only a guess at content podwatch never read does (Unseen): the file
-// source then maps the path to that key and sends the store, which the
-// part holds as it was (path.eventInPlace). The pod is no part's own, so
-// no state keeps it: a later delete of the path, which drops it, is a
-// store the part may be sent (restrict).
+// only a guess at content podwatch never read does (Unseen). On a watch
+// event the file source then maps the path to that key and sends the
+// store, which the part holds as it was (path.eventInPlace); no state
+// keeps the pod, so a later delete of the path, which drops it, is a
+// store the part may be sent (restrict). A relist that reads it keeps it
+// in the store as a pod of that one stand-in key.
 const otherKey = "\x00other"
 
 // mineOnly is reads as a part of the keys in sees them: a pod of another
@@ -89,8 +90,7 @@ func Explore(k *Kubelet, inputs []Input, max int) *Explored {
 	// keysOf maps a path to the keys it may give, each to whether a read
 	// links it to the path's other keys: not when only a guess at content
 	// podwatch never read gives it (Unseen). A part sees such a read of
-	// another part's key as a pod of none of its own (mineOnly), which
-	// changes its keys only by sending the store.
+	// another part's key as the otherKey mark (mineOnly).
 	keysOf := map[string]map[string]bool{}
 	note := func(path, key string, guess bool) {
 		if keysOf[path] == nil {
