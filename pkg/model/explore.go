@@ -97,7 +97,7 @@ type path struct {
 func start(k *Kubelet) *path {
 	p := &path{k: k.clone(), runs: map[string][]string{}}
 	for _, pod := range k.Storage.pods {
-		if pod.Key != restKey {
+		if pod.Key != restKey && pod.Key != otherKey {
 			p.runs[pod.Key] = []string{pod.identity()}
 		}
 	}
@@ -217,7 +217,7 @@ func (p *path) merge(u *Update, at time.Time) {
 	p.k.Storage.MergeAt(u, at)
 	now := map[string]string{}
 	for _, pod := range p.k.Storage.pods {
-		if pod.Key != restKey {
+		if pod.Key != restKey && pod.Key != otherKey {
 			now[pod.Key] = pod.identity()
 		}
 	}
