@@ -92,17 +92,18 @@ func (t *Timeline) place(s types.Snapshot, now files, recent int, dated bool) {
 		early++
 	}
 	// The judgements disagree when the place passes over events that
-	// came after the open: the relist may have come before each of them,
-	// and read its name as it was before. An event of a name with a
-	// later one before the open came before it too: one name's events
-	// come in order.
+	// podwatch read after the open: the relist may have come before each
+	// of them, and read its name as it was before. An event of a name with
+	// a later one before the open came before it too: one name's events
+	// come in order. (A going judged after only because the open listed
+	// the name is no such sign: the name may have come back before it.)
 	passed, before := map[string]int{}, map[string]bool{}
 	for i := p - 1; i >= start; i-- {
 		switch e := t.inputs[i].Event; {
 		case e == nil:
 		case !after[i]:
 			before[e.Path] = true
-		case !before[e.Path]:
+		case !before[e.Path] && t.inputs[i].seen.After(at):
 			passed[e.Path] = i
 			early = max(early, p-i)
 		}

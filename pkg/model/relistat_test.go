@@ -324,3 +324,26 @@ func TestRelistOrdersOneNamesEventsAsTheLastJudged(t *testing.T) {
 		t.Errorf("the relist's reads of a.yaml %+v: v1, from before a write that came before its open", r)
 	}
 }
+
+// vim's save of a.yaml (a going and a write) read before the open, then
+// b.yaml's write, also before it. The open listed a.yaml, so its going
+// counts as after it and the place passes over the save; but podwatch
+// read all of it before the open, which is no sign the relist came
+// first: it reads a.yaml as saved.
+func TestRelistPassingOverAGoingOfAListedNameReadsTheSave(t *testing.T) {
+	t0, ms := lateT0, lateMs
+	b := relistAtFile("b.yaml", "b1", t0)
+	saved, b2 := relistAtFile("a.yaml", "v2", ms(12200)), relistAtFile("b.yaml", "b2", ms(12300))
+	tl := lateWindow(relistAtFile("a.yaml", "v1", t0), b)
+	tl.Add(types.Snapshot{Time: ms(12200), Seq: 2, Path: "/m", Files: []*types.File{saved, b},
+		Events: []types.WatchEvent{{Name: "a.yaml", Gone: true}, {Name: "a.yaml"}}, KubeletRelist: t0})
+	s := types.Snapshot{Time: ms(12300), Seq: 3, Path: "/m", Files: []*types.File{saved, b2}, Events: []types.WatchEvent{{Name: "b.yaml"}}, KubeletRelist: t0}
+	tl.Add(s)
+	inputs, i := handedLate(tl, s, ms(12350), "a.yaml", "b.yaml")
+	if i != 3 {
+		t.Fatalf("the relist is input %d; want 3, after b.yaml's write", i)
+	}
+	if r := readsOf(inputs[i].Relist, "a.yaml"); slices.ContainsFunc(r, func(o Outcome) bool { return o.Pod != nil && o.Pod.Semantic == "v1" }) {
+		t.Errorf("the relist's reads of a.yaml %+v: v1, from before a save podwatch read before its open", r)
+	}
+}
