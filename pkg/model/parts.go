@@ -59,6 +59,8 @@ var restPod = Pod{Key: restKey, UID: restKey, Semantic: restKey, File: restPath}
 // in the store as a pod of that one stand-in key.
 const otherKey = "\x00other"
 
+var otherPod = Pod{Key: otherKey, UID: otherKey, Semantic: otherKey}
+
 // mineOnly is reads as a part of the keys in sees them: a pod of another
 // part's key is the otherKey mark. reads itself when it has none.
 func mineOnly(reads []Outcome, in func(key string) bool) []Outcome {
@@ -68,8 +70,8 @@ func mineOnly(reads []Outcome, in func(key string) bool) []Outcome {
 	out := make([]Outcome, 0, len(reads))
 	for _, o := range reads {
 		if o.Pod != nil && !in(o.Pod.Key) {
-			other := Pod{Key: otherKey, UID: otherKey, Semantic: otherKey, File: o.Pod.File}
-			o = Outcome{Pod: &other}
+			p := otherPod
+			o = Outcome{Pod: &p}
 		}
 		if !slices.ContainsFunc(out, o.same) {
 			out = append(out, o)

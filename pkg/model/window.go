@@ -46,6 +46,16 @@ func (s *FileSource) Stored(key string) (Pod, bool) {
 	return p, ok
 }
 
+// Replay is k after inputs as podwatch's own view has them (every first
+// choice, every relist where it stands), k left as it is.
+func Replay(k *Kubelet, inputs []Input) *Kubelet {
+	p := start(k)
+	for _, in := range inputs {
+		p = p.first(in)
+	}
+	return p.k
+}
+
 // ReplayEach is Replay after each of the inputs in turn: the i-th is k
 // after inputs[:i+1], k left as it is.
 func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
@@ -63,16 +73,6 @@ func ReplayEach(k *Kubelet, inputs []Input) []*Kubelet {
 // Unwatched says the kubelet's watch ended with its folder: only its
 // relists take changes in from then on.
 func (t *Timeline) Unwatched() bool { return t.unwatched }
-
-// Replay is k after inputs as podwatch's own view has them (every first
-// choice, every relist where it stands), k left as it is.
-func Replay(k *Kubelet, inputs []Input) *Kubelet {
-	p := start(k)
-	for _, in := range inputs {
-		p = p.first(in)
-	}
-	return p.k
-}
 
 // Take feeds k the inputs as podwatch's own view has them, in place:
 // the fold of a window whose ways agree. It costs what the kubelet's own
